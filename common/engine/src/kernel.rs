@@ -1,0 +1,323 @@
+//! The retrograde kernel: solves one stage by frontier propagation.
+//!
+//! Plies are processed in increasing value order. Only positions that were resolved in the
+//! previous ply are expanded (by un-moving), so each position is touched a constant number of
+//! times over the whole stage instead of once per ply.
+//!
+//! * **Odd ply `v`**: defender-to-move positions of value `v` are final. Every attacker-to-move
+//!   predecessor that is still unresolved gets value `v + 1` (the attacker takes the fastest
+//!   win, and nothing faster can appear later because plies only grow).
+//! * **Even ply `v`**: attacker-to-move positions of value `v` are final. Each defender-to-move
+//!   predecessor has a counter of its successor orbits not yet known to be attacker wins; the
+//!   counter is decremented, and when it reaches zero the defender has no escape left and the
+//!   position's value is `v + 1` (the slowest loss is the last successor to resolve).
+//!
+//! **Exits to earlier stages.** A defender move may capture into a final stage whose value can
+//! exceed every value reached so far in this stage. Such moves are *virtual successors*: at
+//! initialisation a defender position with exits counts them as one more successor, and one
+//! decrement is scheduled at the ply equal to the largest exit value. A single exit to a
+//! defender win (value 0) makes the position a defender win outright. This gives exactly
+//! `1 + max` over all successors without ever re-scanning a position.
+//!
+//! Positions never resolved are defender wins ([`UNRESOLVED`]).
+
+use crate::atomic::{from_atomic, into_atomic};
+use crate::game::{DefenderMove, Game, SliceId, Stage};
+use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+/// Read access to the attacker-to-move values of final, earlier stages.
+pub trait FinalValues: Sync {
+    /// The attacker-to-move value at `index` of `slice` (a slice of a finished stage).
+    fn attacker_value(&self, slice: SliceId, index: u64) -> Value;
+}
+
+/// The solved arrays of one slice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolvedSlice {
+    /// Which slice.
+    pub slice: SliceId,
+    /// Values with the attacker to move, one per index.
+    pub attacker: Vec<Value>,
+    /// Values with the defender to move, one per index.
+    pub defender: Vec<Value>,
+}
+
+/// What happened in one ply, for progress display and logs.
+#[derive(Clone, Copy, Debug)]
+pub struct PlyReport {
+    /// The ply (= the value being finalised).
+    pub ply: u32,
+    /// How many positions were resolved with this value.
+    pub resolved: u64,
+    /// How many positions were expanded (un-moved from) in this ply.
+    pub expanded: u64,
+}
+
+/// Why a stage could not be solved.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// A value exceeded the one-byte encoding.
+    #[error("stage {stage}: a value exceeds the one-byte limit {VALUE_MAX}")]
+    ValueOverflow {
+        /// The stage's name.
+        stage: String,
+    },
+    /// The game broke a contract of the [`Game`] trait.
+    #[error("stage {stage}: game contract violated: {what}")]
+    Contract {
+        /// The stage's name.
+        stage: String,
+        /// What went wrong.
+        what: String,
+    },
+}
+
+/// A position of the stage: the slice's slot in the stage and the key.
+type Entry = (u32, u64);
+
+/// Indices are swept in chunks of this many slots per parallel task.
+const SWEEP_CHUNK: u64 = 1 << 15;
+/// Frontier lists are expanded in chunks of this many entries per parallel task.
+const FRONTIER_CHUNK: usize = 1 << 12;
+
+struct StageArrays {
+    attacker: Vec<Vec<AtomicU8>>,
+    defender: Vec<Vec<AtomicU8>>,
+    /// Remaining unresolved successor orbits of each defender-to-move position.
+    counter: Vec<Vec<AtomicU8>>,
+}
+
+/// Solves `stage` of `game`, reading earlier stages through `finals`, and reports each ply to
+/// `on_ply`. Runs on the current rayon thread pool.
+pub fn solve_stage<G: Game, F: FinalValues>(
+    game: &G,
+    stage: &Stage,
+    finals: &F,
+    mut on_ply: impl FnMut(PlyReport),
+) -> Result<Vec<SolvedSlice>, KernelError> {
+    let mut slot_of = vec![u32::MAX; game.slice_count()];
+    for (slot, slice) in stage.slices.iter().enumerate() {
+        slot_of[slice.0 as usize] = slot as u32;
+    }
+    let slot = |slice: SliceId| -> u32 { slot_of[slice.0 as usize] };
+    let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
+    let arrays = StageArrays {
+        attacker: lens
+            .iter()
+            .map(|&n| into_atomic(vec![0; n as usize]))
+            .collect(),
+        defender: lens
+            .iter()
+            .map(|&n| into_atomic(vec![0; n as usize]))
+            .collect(),
+        counter: lens
+            .iter()
+            .map(|&n| into_atomic(vec![0; n as usize]))
+            .collect(),
+    };
+    let contract = |what: String| KernelError::Contract {
+        stage: stage.name.clone(),
+        what,
+    };
+
+    // Initialisation: one sweep over the defender-to-move positions.
+    let tasks: Vec<(u32, u64)> = lens
+        .iter()
+        .enumerate()
+        .flat_map(|(s, &n)| (0..n.div_ceil(SWEEP_CHUNK)).map(move |c| (s as u32, c)))
+        .collect();
+    let seeds: Vec<Seeds> = tasks
+        .par_iter()
+        .map(|&(s, chunk)| {
+            let slice = stage.slices[s as usize];
+            let start = chunk * SWEEP_CHUNK;
+            let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
+            let mut seeds = Seeds::default();
+            let mut in_stage: Vec<Entry> = Vec::with_capacity(16);
+            game.for_each_key(slice, start..end, |index, key| {
+                let i = index as usize;
+                if !game.is_canonical(slice, key) {
+                    arrays.attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
+                    arrays.defender[s as usize][i].store(NON_CANONICAL, Relaxed);
+                    return;
+                }
+                in_stage.clear();
+                let mut exit_max: Option<Value> = None;
+                let mut escapes = false;
+                let mut foreign = None;
+                game.defender_moves(slice, key, |mv| match mv {
+                    DefenderMove::InStage(to, to_key) => {
+                        let to_slot = slot(to);
+                        if to_slot == u32::MAX {
+                            foreign = Some(to);
+                        } else if !in_stage.contains(&(to_slot, to_key)) {
+                            in_stage.push((to_slot, to_key));
+                        }
+                    }
+                    DefenderMove::Final(to, to_key) => {
+                        let v = finals.attacker_value(to, game.index(to, to_key));
+                        if v == UNRESOLVED {
+                            escapes = true;
+                        } else {
+                            exit_max = Some(exit_max.map_or(v, |m| m.max(v)));
+                        }
+                    }
+                });
+                if let Some(to) = foreign {
+                    seeds.error = Some(format!("defender move to slice {to:?} outside the stage"));
+                    return;
+                }
+                if escapes {
+                    return; // a capture reaches a defender win: value stays UNRESOLVED
+                }
+                let pending = in_stage.len() + usize::from(exit_max.is_some());
+                if pending == 0 {
+                    arrays.defender[s as usize][i].store(1, Relaxed);
+                    seeds.stalemates.push((s, key));
+                    return;
+                }
+                arrays.counter[s as usize][i].store(pending as u8, Relaxed);
+                if let Some(m) = exit_max {
+                    seeds.exits.entry(m).or_default().push((s, key));
+                }
+            });
+            seeds
+        })
+        .collect();
+    // Defender-to-move positions whose value becomes final at each ply (odd keys), and
+    // scheduled exit decrements (even keys).
+    let mut defender_final: BTreeMap<u32, Vec<Entry>> = BTreeMap::new();
+    let mut exits: BTreeMap<u32, Vec<Entry>> = BTreeMap::new();
+    for seed in seeds {
+        if let Some(what) = seed.error {
+            return Err(contract(what));
+        }
+        defender_final.entry(1).or_default().extend(seed.stalemates);
+        for (v, list) in seed.exits {
+            exits.entry(u32::from(v)).or_default().extend(list);
+        }
+    }
+
+    let mut attacker_final: Vec<Entry> = Vec::new();
+    let mut ply = 1u32;
+    loop {
+        let pending_later = defender_final.keys().next().is_some() || exits.keys().next().is_some();
+        if attacker_final.is_empty() && !pending_later {
+            break;
+        }
+        if ply > u32::from(VALUE_MAX) - 1 {
+            return Err(KernelError::ValueOverflow {
+                stage: stage.name.clone(),
+            });
+        }
+        let next = (ply + 1) as Value;
+        let (expanded, produced) = if ply % 2 == 1 {
+            // Defender-to-move positions of value `ply` → attacker predecessors get `ply + 1`.
+            let frontier = defender_final.remove(&ply).unwrap_or_default();
+            let outs: Vec<Vec<Entry>> = frontier
+                .par_chunks(FRONTIER_CHUNK)
+                .map(|chunk| {
+                    let mut out = Vec::new();
+                    for &(s, key) in chunk {
+                        game.attacker_unmoves(stage.slices[s as usize], key, |to, to_key| {
+                            let to_slot = slot(to);
+                            let cell =
+                                &arrays.attacker[to_slot as usize][game.index(to, to_key) as usize];
+                            if cell.load(Relaxed) == UNRESOLVED
+                                && cell
+                                    .compare_exchange(UNRESOLVED, next, Relaxed, Relaxed)
+                                    .is_ok()
+                            {
+                                out.push((to_slot, to_key));
+                            }
+                        });
+                    }
+                    out
+                })
+                .collect();
+            attacker_final = outs.concat();
+            (frontier.len() as u64, attacker_final.len() as u64)
+        } else {
+            // Attacker-to-move positions of value `ply`, plus exit decrements scheduled here.
+            let frontier = std::mem::take(&mut attacker_final);
+            let exit_list = exits.remove(&ply).unwrap_or_default();
+            let decrement = |s: u32, key: u64, out: &mut Vec<Entry>| {
+                let i = game.index(stage.slices[s as usize], key) as usize;
+                let counter = &arrays.counter[s as usize][i];
+                if counter.load(Relaxed) != 0 && counter.fetch_sub(1, Relaxed) == 1 {
+                    arrays.defender[s as usize][i].store(next, Relaxed);
+                    out.push((s, key));
+                }
+            };
+            let mut outs: Vec<Vec<Entry>> = frontier
+                .par_chunks(FRONTIER_CHUNK)
+                .map(|chunk| {
+                    let mut out = Vec::new();
+                    let mut preds: Vec<Entry> = Vec::with_capacity(16);
+                    for &(s, key) in chunk {
+                        preds.clear();
+                        game.defender_unmoves(stage.slices[s as usize], key, |to, to_key| {
+                            let p = (slot(to), to_key);
+                            if !preds.contains(&p) {
+                                preds.push(p);
+                            }
+                        });
+                        for &(ps, pkey) in &preds {
+                            decrement(ps, pkey, &mut out);
+                        }
+                    }
+                    out
+                })
+                .collect();
+            outs.extend(
+                exit_list
+                    .par_chunks(FRONTIER_CHUNK)
+                    .map(|chunk| {
+                        let mut out = Vec::new();
+                        for &(s, key) in chunk {
+                            decrement(s, key, &mut out);
+                        }
+                        out
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            let resolved: Vec<Entry> = outs.concat();
+            let n = resolved.len() as u64;
+            if !resolved.is_empty() {
+                defender_final.entry(ply + 1).or_default().extend(resolved);
+            }
+            ((frontier.len() + exit_list.len()) as u64, n)
+        };
+        on_ply(PlyReport {
+            ply: ply + 1,
+            resolved: produced,
+            expanded,
+        });
+        ply += 1;
+    }
+
+    let StageArrays {
+        attacker, defender, ..
+    } = arrays;
+    Ok(stage
+        .slices
+        .iter()
+        .zip(attacker.into_iter().zip(defender))
+        .map(|(&slice, (a, d))| SolvedSlice {
+            slice,
+            attacker: from_atomic(a),
+            defender: from_atomic(d),
+        })
+        .collect())
+}
+
+/// What one initialisation task found: positions final at ply 1, and exit decrements.
+#[derive(Default)]
+struct Seeds {
+    stalemates: Vec<Entry>,
+    exits: BTreeMap<Value, Vec<Entry>>,
+    error: Option<String>,
+}

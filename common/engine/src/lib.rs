@@ -1,0 +1,18 @@
+//! Game-agnostic retrograde analysis.
+//!
+//! A game describes its position space to the engine through the [`Game`] trait: positions are
+//! grouped into *slices* (dense arrays, the unit of work and of storage), slices into *stages*
+//! (the slices that must be solved together because moves connect them both ways), and stages
+//! depend only on earlier stages. The [`kernel`] solves one stage given the final values of the
+//! stages it depends on, visiting only the frontier of each ply.
+//!
+//! Values are one byte per position and side to move; see [`value`].
+
+pub mod atomic;
+pub mod game;
+pub mod kernel;
+pub mod value;
+
+pub use game::{DefenderMove, Game, SliceId, Stage};
+pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice};
+pub use value::{Side, Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};

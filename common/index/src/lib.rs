@@ -1,0 +1,21 @@
+//! Dense indexing of piece sets.
+//!
+//! A retrograde solver stores one value per position in flat arrays, so it needs a bijection
+//! between the positions of a slice and `0..len`. For games whose positions are "k identical
+//! pieces on m cells", the natural bijection is the *colex rank* of the k-subset: the subsets of
+//! size k, ordered by their bitmask read as an integer, numbered from 0. This crate provides that
+//! rank and its inverse ([`SubsetRanker`]), sequential enumeration in rank order
+//! ([`next_subset`]), the removal of one cell from a bitmask ([`squeeze`]/[`unsqueeze`]), and fast
+//! permutation of bitmasks ([`BitPermutation`]) for symmetry reduction.
+//!
+//! Everything here is game-agnostic and allocation-free on the hot path.
+
+mod binomial;
+mod gap;
+mod permutation;
+mod subset;
+
+pub use binomial::binomial;
+pub use gap::{squeeze, unsqueeze};
+pub use permutation::BitPermutation;
+pub use subset::{next_subset, SubsetRanker};

@@ -1,0 +1,94 @@
+//! Applying a permutation of cells to a bitmask, one table lookup per byte.
+//!
+//! Symmetry reduction maps every position to a canonical image; that means permuting the bits
+//! of a piece mask many times per generated move, so it must be cheap.
+
+/// A permutation of up to 64 cells, applied to bitmasks with one lookup per input byte.
+#[derive(Clone, Debug)]
+pub struct BitPermutation {
+    map: Vec<u32>,
+    /// `table[chunk * 256 + byte]`: the image of `byte << (8 * chunk)`.
+    table: Vec<u64>,
+}
+
+impl BitPermutation {
+    /// Builds the permutation that sends cell `i` to cell `map[i]`.
+    ///
+    /// # Panics
+    /// If `map` is longer than 64 or is not a permutation of `0..map.len()`.
+    pub fn new(map: &[u32]) -> Self {
+        assert!(map.len() <= 64);
+        let mut seen = vec![false; map.len()];
+        for &m in map {
+            assert!(
+                (m as usize) < map.len() && !seen[m as usize],
+                "not a permutation: {map:?}"
+            );
+            seen[m as usize] = true;
+        }
+        let chunks = map.len().div_ceil(8).max(1);
+        let mut table = vec![0u64; chunks * 256];
+        for chunk in 0..chunks {
+            for byte in 0..256usize {
+                let mut image = 0u64;
+                for bit in 0..8 {
+                    let cell = chunk * 8 + bit;
+                    if byte >> bit & 1 == 1 && cell < map.len() {
+                        image |= 1u64 << map[cell];
+                    }
+                }
+                table[chunk * 256 + byte] = image;
+            }
+        }
+        BitPermutation {
+            map: map.to_vec(),
+            table,
+        }
+    }
+
+    /// Where cell `i` goes.
+    #[inline]
+    pub fn cell(&self, i: usize) -> usize {
+        self.map[i] as usize
+    }
+
+    /// The cell map.
+    pub fn map(&self) -> &[u32] {
+        &self.map
+    }
+
+    /// The image of `mask` (bits beyond the permutation's size must be clear).
+    #[inline(always)]
+    pub fn apply(&self, mask: u64) -> u64 {
+        let mut image = 0u64;
+        let mut rest = mask;
+        let mut offset = 0usize;
+        while rest != 0 {
+            image |= self.table[offset + (rest & 0xff) as usize];
+            rest >>= 8;
+            offset += 256;
+        }
+        image
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reverses_bits() {
+        let n = 25u32;
+        let map: Vec<u32> = (0..n).map(|i| n - 1 - i).collect();
+        let p = BitPermutation::new(&map);
+        for mask in [0u64, 1, 0b101, 0x1ff_ffff, 0x0a5_5a5a] {
+            let mut expected = 0u64;
+            for i in 0..n {
+                if mask >> i & 1 == 1 {
+                    expected |= 1 << (n - 1 - i);
+                }
+            }
+            assert_eq!(p.apply(mask), expected);
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Colex ranking of k-subsets of an m-set, with byte-sized lookup tables.
+//!
+//! The colex rank of a subset `{p_0 < p_1 < ... < p_{k-1}}` is `sum_i C(p_i, i + 1)`. It orders
+//! subsets of one size exactly as their bitmasks order as integers, so enumerating ranks
+//! `0, 1, 2, ...` is the same as stepping through masks with Gosper's hack ([`next_subset`]).
+//!
+//! Ranking is on the hot path of the solver (once per generated move), so it is done with one
+//! table lookup per byte of the mask: the contribution of a byte depends only on the byte, its
+//! position, and how many set bits lie below it.
+
+use crate::binomial::binomial;
+
+/// Ranks and unranks subsets of `{0, .., m-1}` (m <= 63) in colex order.
+#[derive(Clone)]
+pub struct SubsetRanker {
+    m: u32,
+    chunks: usize,
+    /// `table[(chunk * (m + 1) + below) * 256 + byte]`: the rank contribution of `byte` at
+    /// chunk `chunk` when `below` elements lie in lower chunks.
+    table: Vec<u64>,
+}
+
+impl SubsetRanker {
+    /// Builds the tables for subsets of an `m`-element set.
+    ///
+    /// # Panics
+    /// If `m > 63`.
+    pub fn new(m: u32) -> Self {
+        assert!(m <= 63, "subset ranker supports at most 63 cells, got {m}");
+        let chunks = (m as usize).div_ceil(8).max(1);
+        let stride = m as usize + 1;
+        let mut table = vec![0u64; chunks * stride * 256];
+        for chunk in 0..chunks {
+            for below in 0..stride {
+                for byte in 0..256usize {
+                    let mut sum = 0u64;
+                    let mut index = below;
+                    for bit in 0..8 {
+                        if byte >> bit & 1 == 1 {
+                            let p = chunk * 8 + bit;
+                            index += 1;
+                            if p < 64 {
+                                sum = sum.wrapping_add(binomial(p, index));
+                            }
+                        }
+                    }
+                    table[(chunk * stride + below) * 256 + byte] = sum;
+                }
+            }
+        }
+        SubsetRanker { m, chunks, table }
+    }
+
+    /// The number of cells `m`.
+    pub fn cells(&self) -> u32 {
+        self.m
+    }
+
+    /// Colex rank of `mask` among subsets of the same size. Bits at or above `m` must be clear.
+    #[inline(always)]
+    pub fn rank(&self, mask: u64) -> u64 {
+        let stride = self.m as usize + 1;
+        let mut rank = 0u64;
+        let mut below = 0usize;
+        let mut rest = mask;
+        let mut chunk = 0usize;
+        while rest != 0 {
+            let byte = (rest & 0xff) as usize;
+            // SAFETY-free indexing: chunk < chunks because mask < 2^m.
+            rank += self.table[(chunk * stride + below) * 256 + byte];
+            below += byte.count_ones() as usize;
+            rest >>= 8;
+            chunk += 1;
+        }
+        debug_assert!(chunk <= self.chunks);
+        rank
+    }
+
+    /// The subset of size `k` whose colex rank is `rank`.
+    ///
+    /// # Panics
+    /// If `rank >= C(m, k)`.
+    pub fn unrank(&self, mut rank: u64, k: u32) -> u64 {
+        assert!(
+            rank < binomial(self.m as usize, k as usize),
+            "rank {rank} out of range for C({}, {k})",
+            self.m
+        );
+        let mut mask = 0u64;
+        let mut high = self.m as usize; // every element is < high
+        for i in (1..=k as usize).rev() {
+            // Largest p < high with C(p, i) <= rank; binary search over p in [i-1, high).
+            let (mut lo, mut hi) = (i - 1, high - 1);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if binomial(mid, i) <= rank {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            mask |= 1u64 << lo;
+            rank -= binomial(lo, i);
+            high = lo;
+        }
+        mask
+    }
+}
+
+/// The next larger integer with the same number of set bits (Gosper's hack); this is the subset
+/// of next colex rank. Returns a value `>= 2^m` after the last subset of an m-set.
+#[inline(always)]
+pub fn next_subset(mask: u64) -> u64 {
+    if mask == 0 {
+        return u64::MAX; // the empty set is the only subset of size 0
+    }
+    let lowest = mask & mask.wrapping_neg();
+    let ripple = mask.wrapping_add(lowest);
+    if ripple == 0 {
+        return u64::MAX;
+    }
+    (((ripple ^ mask) >> 2) / lowest) | ripple
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bijection_on_small_sets() {
+        for m in 0..=12u32 {
+            let ranker = SubsetRanker::new(m);
+            for k in 0..=m {
+                let count = binomial(m as usize, k as usize);
+                let mut mask = (1u64 << k) - 1;
+                for expected in 0..count {
+                    assert!(mask < 1 << m);
+                    assert_eq!(ranker.rank(mask), expected, "m={m} k={k} mask={mask:b}");
+                    assert_eq!(ranker.unrank(expected, k), mask);
+                    mask = next_subset(mask);
+                }
+                assert!(
+                    k == 0 || mask >= 1 << m,
+                    "enumeration did not stop, m={m} k={k}"
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip_large(m in 1u32..=63, seed in any::<u64>()) {
+            let ranker = SubsetRanker::new(m);
+            let mask = seed & ((1u64 << m) - 1);
+            let k = mask.count_ones();
+            let rank = ranker.rank(mask);
+            prop_assert!(rank < binomial(m as usize, k as usize));
+            prop_assert_eq!(ranker.unrank(rank, k), mask);
+        }
+
+        #[test]
+        fn rank_is_monotone(m in 2u32..=63, a in any::<u64>(), b in any::<u64>()) {
+            let ranker = SubsetRanker::new(m);
+            let full = (1u64 << m) - 1;
+            let (a, b) = (a & full, b & full);
+            if a.count_ones() == b.count_ones() {
+                prop_assert_eq!(a.cmp(&b), ranker.rank(a).cmp(&ranker.rank(b)));
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Positions and their text notation.
+//!
+//! A position is written as the board's rows, top row first, separated by commas; each row has
+//! one character per column: `o` brown, `X` black, `.` empty point or no point. The side to move
+//! follows after a space: `brown` or `black`.
+
+use crate::board::Board;
+
+/// Who is to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// Brown, the many pieces; brown moves first and wins by stalemating black.
+    Brown,
+    /// Black, the single piece; black captures, and wins by never being stalemated.
+    Black,
+}
+
+impl Side {
+    /// `"brown"` or `"black"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Brown => "brown",
+            Side::Black => "black",
+        }
+    }
+
+    /// The other side.
+    pub fn other(self) -> Side {
+        match self {
+            Side::Brown => Side::Black,
+            Side::Black => Side::Brown,
+        }
+    }
+
+    /// Parses `brown` or `black`.
+    pub fn parse(text: &str) -> Result<Side, PositionError> {
+        match text {
+            "brown" => Ok(Side::Brown),
+            "black" => Ok(Side::Black),
+            other => Err(PositionError(format!(
+                "unknown side '{other}': write 'brown' or 'black'"
+            ))),
+        }
+    }
+}
+
+/// A position: where the black piece is, which points hold brown pieces, who moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Position {
+    /// The black piece's point.
+    pub black: usize,
+    /// Bitmask of brown pieces (never contains `black`).
+    pub browns: u64,
+    /// Side to move.
+    pub side: Side,
+}
+
+/// Why a position string was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PositionError(pub String);
+
+impl Position {
+    /// Parses the board part of the notation (rows only) with the given side.
+    pub fn parse(board: &Board, rows: &str, side: Side) -> Result<Position, PositionError> {
+        let rows: Vec<&str> = rows.split(',').collect();
+        if rows.len() != board.height {
+            return Err(PositionError(format!(
+                "position has {} rows, {} needs {}",
+                rows.len(),
+                board.name,
+                board.height
+            )));
+        }
+        let mut black = None;
+        let mut browns = 0u64;
+        for (y, row) in rows.iter().enumerate() {
+            if row.chars().count() != board.width {
+                return Err(PositionError(format!(
+                    "row {} ('{row}') has {} characters, {} needs {}",
+                    y + 1,
+                    row.chars().count(),
+                    board.name,
+                    board.width
+                )));
+            }
+            for (x, c) in row.chars().enumerate() {
+                if c == '.' {
+                    continue;
+                }
+                let point = board.point_at(x, y);
+                match (c, point) {
+                    ('o' | 'X', None) => {
+                        return Err(PositionError(format!(
+                            "'{c}' at column {}, row {} is not on a point of {}",
+                            x + 1,
+                            y + 1,
+                            board.name
+                        )))
+                    }
+                    ('o', Some(p)) => browns |= 1 << p,
+                    ('X', Some(p)) => {
+                        if black.is_some() {
+                            return Err(PositionError("position has two black pieces 'X'".into()));
+                        }
+                        black = Some(p);
+                    }
+                    _ => {
+                        return Err(PositionError(format!(
+                            "unexpected character '{c}' in row {}: use 'o', 'X' or '.'",
+                            y + 1
+                        )))
+                    }
+                }
+            }
+        }
+        let black = black.ok_or_else(|| PositionError("position has no black piece 'X'".into()))?;
+        Ok(Position {
+            black,
+            browns,
+            side,
+        })
+    }
+
+    /// Parses `"<rows> <side>"`.
+    pub fn parse_with_side(board: &Board, text: &str) -> Result<Position, PositionError> {
+        let mut parts = text.split_whitespace();
+        let (Some(rows), Some(side), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(PositionError(format!(
+                "expected '<rows> <side>', found '{text}'"
+            )));
+        };
+        Position::parse(board, rows, Side::parse(side)?)
+    }
+
+    /// The rows part of the notation.
+    pub fn rows(&self, board: &Board) -> String {
+        let mut out = String::new();
+        for y in 0..board.height {
+            if y > 0 {
+                out.push(',');
+            }
+            for x in 0..board.width {
+                out.push(match board.point_at(x, y) {
+                    Some(p) if p == self.black => 'X',
+                    Some(p) if self.browns >> p & 1 == 1 => 'o',
+                    _ => '.',
+                });
+            }
+        }
+        out
+    }
+
+    /// The full notation, `"<rows> <side>"`.
+    pub fn notation(&self, board: &Board) -> String {
+        format!("{} {}", self.rows(board), self.side.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_bad_input() {
+        let b = Board::builtin("BOARD25").unwrap();
+        let start = b.start.clone().unwrap();
+        let p = Position::parse_with_side(&b, &start).unwrap();
+        assert_eq!(p.notation(&b), start);
+        assert_eq!(p.browns.count_ones(), 16);
+        let bad = |s: &str| Position::parse_with_side(&b, s).unwrap_err().0;
+        assert!(bad("ooooo,o...o,o.X.o,o...o brown").contains("4 rows"));
+        assert!(bad("ooooo,o...o,o.X.o,o...o,oooo brown").contains("row 5"));
+        assert!(bad("ooooo,o...o,o.X.o,o...o,ooooX brown").contains("two black"));
+        assert!(bad("ooooo,o...o,o...o,o...o,ooooo brown").contains("no black"));
+        assert!(bad("ooooo,o...o,o.X.o,o...o,ooooo white").contains("unknown side"));
+        assert!(bad("ooooo,o...o,o.X.o,o...o,oooo? brown").contains("unexpected character"));
+        let b33 = Board::builtin("BOARD33").unwrap();
+        let e = Position::parse_with_side(&b33, "oooooo.,o...o..,o.X.o..,o...o..,ooooo.. brown");
+        assert!(e.unwrap_err().0.contains("not on a point"));
+    }
+}
