@@ -1,24 +1,77 @@
-//! Byte arrays shared between solver threads.
+//! Large byte arrays shared between solver threads.
 //!
-//! The kernel's threads write values and decrement counters in arrays they share, at positions
-//! that only the game's move generator knows in advance. Relaxed atomics make those writes
-//! race-free at the price of a plain load on x86 for the common "already resolved" check.
+//! The kernel's threads write values and decrement counters at positions that only the game's
+//! move generator knows, so accesses are random over arrays of many megabytes. Two things make
+//! that fast and safe:
+//!
+//! * the arrays are anonymous memory maps advised to use transparent huge pages, so random
+//!   accesses do not miss the TLB on every touch;
+//! * threads see them as relaxed atomics, which cost a plain load/store on x86 and make the
+//!   concurrent "set if unresolved" and "decrement counter" race-free.
 
+use memmap2::{Advice, MmapMut};
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::AtomicU8;
 
-/// Converts a zeroed or filled byte vector into atomics without copying.
-pub fn into_atomic(bytes: Vec<u8>) -> Vec<AtomicU8> {
-    let mut bytes = std::mem::ManuallyDrop::new(bytes);
-    let (ptr, len, cap) = (bytes.as_mut_ptr(), bytes.len(), bytes.capacity());
-    // SAFETY: AtomicU8 has the same size, alignment and bit validity as u8 (std docs), so a
-    // Vec<u8> allocation is a valid Vec<AtomicU8> allocation of the same length and capacity.
-    unsafe { Vec::from_raw_parts(ptr.cast::<AtomicU8>(), len, cap) }
+/// A zero-initialised, huge-page-backed byte array.
+pub struct ByteArray {
+    map: Option<MmapMut>,
 }
 
-/// Converts atomics back into plain bytes without copying, once the threads are done.
-pub fn from_atomic(atomics: Vec<AtomicU8>) -> Vec<u8> {
-    let mut atomics = std::mem::ManuallyDrop::new(atomics);
-    let (ptr, len, cap) = (atomics.as_mut_ptr(), atomics.len(), atomics.capacity());
-    // SAFETY: see `into_atomic`; we own the vector, so no other thread can still access it.
-    unsafe { Vec::from_raw_parts(ptr.cast::<u8>(), len, cap) }
+impl ByteArray {
+    /// `len` zero bytes.
+    ///
+    /// # Panics
+    /// If the operating system refuses the mapping (out of address space).
+    pub fn zeroed(len: usize) -> ByteArray {
+        if len == 0 {
+            return ByteArray { map: None };
+        }
+        let map = MmapMut::map_anon(len).expect("anonymous memory map for a value array");
+        // Huge pages are an optimisation; a kernel without them still works.
+        let _ = map.advise(Advice::HugePage);
+        ByteArray { map: Some(map) }
+    }
+
+    /// A copy of `bytes`.
+    pub fn from_slice(bytes: &[u8]) -> ByteArray {
+        let mut array = ByteArray::zeroed(bytes.len());
+        array.copy_from_slice(bytes);
+        array
+    }
+
+    /// The bytes as relaxed atomics, for concurrent updates.
+    pub fn atomics(&self) -> &[AtomicU8] {
+        let bytes: &[u8] = self;
+        // SAFETY: AtomicU8 has the same size, alignment and bit validity as u8 (std docs), and
+        // while the returned slice lives no `&mut` to the bytes can exist (we borrow `self`).
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU8>(), bytes.len()) }
+    }
 }
+
+impl Deref for ByteArray {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+impl DerefMut for ByteArray {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.map.as_deref_mut().unwrap_or(&mut [])
+    }
+}
+
+impl std::fmt::Debug for ByteArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ByteArray({} bytes)", self.len())
+    }
+}
+
+impl PartialEq for ByteArray {
+    fn eq(&self, other: &ByteArray) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl Eq for ByteArray {}

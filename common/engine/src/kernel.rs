@@ -21,12 +21,12 @@
 //!
 //! Positions never resolved are defender wins ([`UNRESOLVED`]).
 
-use crate::atomic::{from_atomic, into_atomic};
+use crate::atomic::ByteArray;
 use crate::game::{DefenderMove, Game, SliceId, Stage};
 use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Read access to the attacker-to-move values of final, earlier stages.
 pub trait FinalValues: Sync {
@@ -35,14 +35,14 @@ pub trait FinalValues: Sync {
 }
 
 /// The solved arrays of one slice.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct SolvedSlice {
     /// Which slice.
     pub slice: SliceId,
     /// Values with the attacker to move, one per index.
-    pub attacker: Vec<Value>,
+    pub attacker: ByteArray,
     /// Values with the defender to move, one per index.
-    pub defender: Vec<Value>,
+    pub defender: ByteArray,
 }
 
 /// What happened in one ply, for progress display and logs.
@@ -82,12 +82,11 @@ type Entry = (u32, u64);
 const SWEEP_CHUNK: u64 = 1 << 15;
 /// Frontier lists are expanded in chunks of this many entries per parallel task.
 const FRONTIER_CHUNK: usize = 1 << 12;
-
 struct StageArrays {
-    attacker: Vec<Vec<AtomicU8>>,
-    defender: Vec<Vec<AtomicU8>>,
+    attacker: Vec<ByteArray>,
+    defender: Vec<ByteArray>,
     /// Remaining unresolved successor orbits of each defender-to-move position.
-    counter: Vec<Vec<AtomicU8>>,
+    counter: Vec<ByteArray>,
 }
 
 /// Solves `stage` of `game`, reading earlier stages through `finals`, and reports each ply to
@@ -104,20 +103,24 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     }
     let slot = |slice: SliceId| -> u32 { slot_of[slice.0 as usize] };
     let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
-    let arrays = StageArrays {
-        attacker: lens
-            .iter()
-            .map(|&n| into_atomic(vec![0; n as usize]))
-            .collect(),
-        defender: lens
-            .iter()
-            .map(|&n| into_atomic(vec![0; n as usize]))
-            .collect(),
-        counter: lens
-            .iter()
-            .map(|&n| into_atomic(vec![0; n as usize]))
-            .collect(),
+    let zeroed = || {
+        lens.iter()
+            .map(|&n| ByteArray::zeroed(n as usize))
+            .collect()
     };
+    let arrays = StageArrays {
+        attacker: zeroed(),
+        defender: zeroed(),
+        counter: zeroed(),
+    };
+    let attacker: Vec<_> = arrays.attacker.iter().map(ByteArray::atomics).collect();
+    let defender: Vec<_> = arrays.defender.iter().map(ByteArray::atomics).collect();
+    let counter: Vec<_> = arrays.counter.iter().map(ByteArray::atomics).collect();
+    // One bit per attacker-to-move slot: set once the slot's value is known.
+    let resolved: Vec<Vec<AtomicU64>> = lens
+        .iter()
+        .map(|&n| (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+        .collect();
     let contract = |what: String| KernelError::Contract {
         stage: stage.name.clone(),
         what,
@@ -140,8 +143,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             game.for_each_key(slice, start..end, |index, key| {
                 let i = index as usize;
                 if !game.is_canonical(slice, key) {
-                    arrays.attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
-                    arrays.defender[s as usize][i].store(NON_CANONICAL, Relaxed);
+                    attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
+                    defender[s as usize][i].store(NON_CANONICAL, Relaxed);
                     return;
                 }
                 in_stage.clear();
@@ -175,11 +178,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 }
                 let pending = in_stage.len() + usize::from(exit_max.is_some());
                 if pending == 0 {
-                    arrays.defender[s as usize][i].store(1, Relaxed);
+                    defender[s as usize][i].store(1, Relaxed);
                     seeds.stalemates.push((s, key));
                     return;
                 }
-                arrays.counter[s as usize][i].store(pending as u8, Relaxed);
+                counter[s as usize][i].store(pending as u8, Relaxed);
                 if let Some(m) = exit_max {
                     seeds.exits.entry(m).or_default().push((s, key));
                 }
@@ -223,15 +226,17 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let mut out = Vec::new();
                     for &(s, key) in chunk {
                         game.attacker_unmoves(stage.slices[s as usize], key, |to, to_key| {
-                            let to_slot = slot(to);
-                            let cell =
-                                &arrays.attacker[to_slot as usize][game.index(to, to_key) as usize];
-                            if cell.load(Relaxed) == UNRESOLVED
-                                && cell
-                                    .compare_exchange(UNRESOLVED, next, Relaxed, Relaxed)
-                                    .is_ok()
+                            let to_slot = slot(to) as usize;
+                            let i = game.index(to, to_key) as usize;
+                            // Most targets are already resolved; the bitmap answers that from
+                            // cache, and only a first visit touches the value array.
+                            let word = &resolved[to_slot][i / 64];
+                            let bit = 1u64 << (i % 64);
+                            if word.load(Relaxed) & bit == 0
+                                && word.fetch_or(bit, Relaxed) & bit == 0
                             {
-                                out.push((to_slot, to_key));
+                                attacker[to_slot][i].store(next, Relaxed);
+                                out.push((to_slot as u32, to_key));
                             }
                         });
                     }
@@ -246,9 +251,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             let exit_list = exits.remove(&ply).unwrap_or_default();
             let decrement = |s: u32, key: u64, out: &mut Vec<Entry>| {
                 let i = game.index(stage.slices[s as usize], key) as usize;
-                let counter = &arrays.counter[s as usize][i];
+                let counter = &counter[s as usize][i];
                 if counter.load(Relaxed) != 0 && counter.fetch_sub(1, Relaxed) == 1 {
-                    arrays.defender[s as usize][i].store(next, Relaxed);
+                    defender[s as usize][i].store(next, Relaxed);
                     out.push((s, key));
                 }
             };
@@ -299,6 +304,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         ply += 1;
     }
 
+    drop((attacker, defender, counter));
     let StageArrays {
         attacker, defender, ..
     } = arrays;
@@ -306,10 +312,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         .slices
         .iter()
         .zip(attacker.into_iter().zip(defender))
-        .map(|(&slice, (a, d))| SolvedSlice {
+        .map(|(&slice, (attacker, defender))| SolvedSlice {
             slice,
-            attacker: from_atomic(a),
-            defender: from_atomic(d),
+            attacker,
+            defender,
         })
         .collect())
 }

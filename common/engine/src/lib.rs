@@ -13,6 +13,7 @@ pub mod game;
 pub mod kernel;
 pub mod value;
 
+pub use atomic::ByteArray;
 pub use game::{DefenderMove, Game, SliceId, Stage};
 pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice};
 pub use value::{Side, Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};

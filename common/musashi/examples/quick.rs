@@ -22,12 +22,12 @@ fn main() {
         let solved = solve_stage(&game, stage, &finals, |_| {}).unwrap();
         let mut row = CountRow::new(k);
         for s in &solved {
-            for &v in &s.attacker {
+            for &v in s.attacker.iter() {
                 if v != NON_CANONICAL {
                     row.brown_to_move[v as usize] += 1;
                 }
             }
-            for &v in &s.defender {
+            for &v in s.defender.iter() {
                 if v != NON_CANONICAL {
                     row.black_to_move[v as usize] += 1;
                 }
@@ -35,7 +35,7 @@ fn main() {
         }
         rows.push(row);
         for s in solved {
-            finals.0.insert(s.slice, s.attacker);
+            finals.0.insert(s.slice, s.attacker.to_vec());
         }
         eprintln!("stage {k} {:?}", ts.elapsed());
     }

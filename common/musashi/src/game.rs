@@ -170,8 +170,19 @@ impl Game for Musashi {
         }
     }
 
+    #[inline(always)]
     fn attacker_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64)) {
         let (_, black) = self.slice_parts(slice);
+        let symmetry = &self.board.symmetry;
+        let stabiliser = &symmetry.stabiliser[black];
+        // Symmetries are bit permutations, hence linear over XOR: the image of
+        // `key ^ from ^ to` is `image(key) ^ image(from) ^ image(to)`. Computing `image(key)`
+        // once per position keeps permutation lookups out of the per-move loop.
+        let mut images = [0u64; 8];
+        for (slot, &g) in images.iter_mut().zip(stabiliser) {
+            *slot = symmetry.elements[g as usize].apply(key);
+        }
+        let images = &images[..stabiliser.len().min(8)];
         let empty = self.board.all_points() & !key & !(1u64 << black);
         let mut pieces = key;
         while pieces != 0 {
@@ -179,10 +190,14 @@ impl Game for Musashi {
             pieces &= pieces - 1;
             let mut targets = self.board.neighbours[from] & empty;
             while targets != 0 {
-                let to = targets.trailing_zeros();
+                let to = targets.trailing_zeros() as usize;
                 targets &= targets - 1;
-                let browns = key ^ (1u64 << from) ^ (1u64 << to);
-                visit(slice, self.board.symmetry.minimise(black, browns));
+                let mut best = key ^ (1u64 << from) ^ (1u64 << to);
+                for (image, &g) in images.iter().zip(stabiliser) {
+                    let g = &symmetry.elements[g as usize];
+                    best = best.min(image ^ (1u64 << g.cell(from)) ^ (1u64 << g.cell(to)));
+                }
+                visit(slice, best);
             }
         }
     }

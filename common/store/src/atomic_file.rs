@@ -1,0 +1,57 @@
+//! Crash-safe file replacement: temporary name, fsync, rename, fsync of the directory.
+
+use crate::StoreError;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` atomically: readers (and a process restarted after a crash) see the
+/// previous content or the new one, never a partial file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let name = path
+        .file_name()
+        .ok_or_else(|| StoreError::damaged(path, "not a file name"))?;
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut file = File::create(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+        file.write_all(bytes).map_err(|e| StoreError::io(&tmp, e))?;
+        file.sync_all().map_err(|e| StoreError::io(&tmp, e))?;
+        fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
+        if let Some(dir) = dir {
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| StoreError::io(dir, e))?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_content_and_leaves_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("retro-atomic-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("file.bin");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

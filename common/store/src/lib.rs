@@ -1,0 +1,61 @@
+//! Durable storage for solved tables.
+//!
+//! * [`atomic_file`]: every file is written to a temporary name, fsynced, renamed and its
+//!   directory fsynced, so a crash leaves either the old file or the new one, never a mix.
+//! * [`table`]: one file per slice, holding value arrays (one per side to move) cut into
+//!   independently zstd-compressed blocks, with a block index for random access and checksums
+//!   that readers verify.
+//! * [`manifest`]: the JSON record of an output directory: what was solved and which files,
+//!   sizes and checksums make it up.
+
+pub mod atomic_file;
+pub mod manifest;
+pub mod table;
+
+pub use atomic_file::write_atomic;
+pub use manifest::{Manifest, SliceRecord};
+pub use table::{SliceTable, TableWriter};
+
+use std::path::PathBuf;
+
+/// A storage failure, always naming the file concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The operating system refused an operation.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A file exists but its content is damaged or not what it should be.
+    #[error("{path}: damaged: {what}")]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn damaged(path: impl Into<PathBuf>, what: impl Into<String>) -> StoreError {
+        StoreError::Damaged {
+            path: path.into(),
+            what: what.into(),
+        }
+    }
+}
+
+/// The 64-bit checksum used by every file format here (XXH3).
+pub fn checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}

@@ -1,0 +1,127 @@
+//! The manifest of an output directory.
+//!
+//! `manifest.json` says what the directory holds: which game and definition (e.g. the board
+//! file), how many stages there are, and for every finished slice its table file, size,
+//! checksum and value histogram. It is rewritten atomically after every finished stage, so it
+//! is also the record a resumed solve starts from. The file carries a checksum of its own body.
+
+use crate::{checksum, write_atomic, StoreError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The manifest's file name inside an output directory.
+pub const MANIFEST: &str = "manifest.json";
+/// The format tag written into every manifest.
+pub const FORMAT: &str = "retro-manifest/1";
+
+/// What an output directory holds.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Manifest {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The game's name ("musashi").
+    pub game: String,
+    /// The game's definition (for Musashi: board name, board file text, brown limit); a solve
+    /// continues in a directory only if the definition is identical.
+    pub definition: serde_json::Value,
+    /// Number of stages of the full solve.
+    pub stages: usize,
+    /// Finished slices, in solve order.
+    pub slices: Vec<SliceRecord>,
+    /// Whether every stage is finished.
+    pub complete: bool,
+}
+
+/// One finished slice.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SliceRecord {
+    /// The game's slice id.
+    pub id: u32,
+    /// The stage it belongs to.
+    pub stage: usize,
+    /// Human-readable name ("browns=12 black=22").
+    pub name: String,
+    /// Table file name, relative to the directory.
+    pub file: String,
+    /// Array slots per side (canonical or not).
+    pub positions: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// XXH3 of the whole file, hex.
+    pub checksum: String,
+    /// Canonical positions by value, per section (attacker to move, defender to move).
+    pub histograms: Vec<BTreeMap<u8, u64>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    manifest: Manifest,
+    checksum: String,
+}
+
+impl Manifest {
+    /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
+    pub fn load(dir: &Path) -> Result<Option<Manifest>, StoreError> {
+        let path = dir.join(MANIFEST);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        let envelope: Envelope = serde_json::from_slice(&bytes)
+            .map_err(|e| StoreError::damaged(&path, format!("not a retro manifest: {e}")))?;
+        let body = serde_json::to_vec(&envelope.manifest).expect("manifest serialises");
+        if format!("{:016x}", checksum(&body)) != envelope.checksum {
+            return Err(StoreError::damaged(&path, "manifest checksum mismatch"));
+        }
+        if envelope.manifest.format != FORMAT {
+            return Err(StoreError::damaged(
+                &path,
+                format!("unknown format '{}'", envelope.manifest.format),
+            ));
+        }
+        Ok(Some(envelope.manifest))
+    }
+
+    /// Writes `dir/manifest.json` atomically.
+    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+        let body = serde_json::to_vec(self).expect("manifest serialises");
+        let envelope = Envelope {
+            manifest: self.clone(),
+            checksum: format!("{:016x}", checksum(&body)),
+        };
+        let text = serde_json::to_string_pretty(&envelope).expect("manifest serialises");
+        write_atomic(&dir.join(MANIFEST), text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_tamper_detection() {
+        let dir = std::env::temp_dir().join(format!("retro-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(Manifest::load(&dir).unwrap().is_none());
+        let m = Manifest {
+            format: FORMAT.into(),
+            game: "g".into(),
+            definition: serde_json::json!({"board": "B"}),
+            stages: 2,
+            slices: vec![],
+            complete: false,
+        };
+        m.save(&dir).unwrap();
+        assert_eq!(Manifest::load(&dir).unwrap().unwrap(), m);
+        let path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("\"stages\": 2", "\"stages\": 3");
+        std::fs::write(&path, text).unwrap();
+        let e = Manifest::load(&dir).unwrap_err().to_string();
+        assert!(e.contains("manifest checksum mismatch"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,286 @@
+//! Slice table files: value arrays in independently compressed zstd blocks.
+//!
+//! Layout of a file:
+//!
+//! ```text
+//! "RETROTB1"                          8-byte magic
+//! block, block, ...                   zstd frames, each BLOCK values of one section
+//! index                               JSON: label, sections, per block (offset, length, xxh3)
+//! index_offset u64 | index_len u64 | xxh3(index) u64 | "RETROEND"      32-byte footer (LE)
+//! ```
+//!
+//! A reader maps the file (memmap2), checks the footer and the index checksum at open, and each
+//! block's checksum before decompressing it; so damage anywhere is reported with the file's
+//! name, never returned as values. The manifest additionally records the whole file's checksum.
+
+use crate::{checksum, StoreError};
+use memmap2::Mmap;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+const MAGIC: &[u8; 8] = b"RETROTB1";
+const END_MAGIC: &[u8; 8] = b"RETROEND";
+const FOOTER: usize = 32;
+/// Values per compressed block: small enough that a random probe decompresses little.
+pub const BLOCK: usize = 1 << 14;
+/// Decompressed blocks kept per open table before the cache is emptied.
+const CACHE_BLOCKS: usize = 256;
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+struct Index {
+    label: String,
+    block: usize,
+    sections: Vec<SectionIndex>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+struct SectionIndex {
+    name: String,
+    len: u64,
+    /// `(offset, compressed length, xxh3 of the compressed bytes)` per block.
+    blocks: Vec<(u64, u32, u64)>,
+}
+
+/// Encodes slice tables.
+pub struct TableWriter;
+
+impl TableWriter {
+    /// The bytes of a table file holding `sections` (name, values), compressed at `level`.
+    pub fn encode(label: &str, sections: &[(&str, &[u8])], level: i32) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        let mut index = Index {
+            label: label.to_string(),
+            block: BLOCK,
+            sections: Vec::new(),
+        };
+        for (name, values) in sections {
+            let mut blocks = Vec::with_capacity(values.len().div_ceil(BLOCK));
+            for chunk in values.chunks(BLOCK) {
+                let frame = zstd::bulk::compress(chunk, level).expect("zstd compression of memory");
+                blocks.push((out.len() as u64, frame.len() as u32, checksum(&frame)));
+                out.extend_from_slice(&frame);
+            }
+            index.sections.push(SectionIndex {
+                name: name.to_string(),
+                len: values.len() as u64,
+                blocks,
+            });
+        }
+        let index_bytes = serde_json::to_vec(&index).expect("index serialises");
+        let index_offset = out.len() as u64;
+        out.extend_from_slice(&index_bytes);
+        out.extend_from_slice(&index_offset.to_le_bytes());
+        out.extend_from_slice(&(index_bytes.len() as u64).to_le_bytes());
+        out.extend_from_slice(&checksum(&index_bytes).to_le_bytes());
+        out.extend_from_slice(END_MAGIC);
+        out
+    }
+}
+
+/// An open slice table, read through a memory map with a small cache of decompressed blocks.
+pub struct SliceTable {
+    path: PathBuf,
+    map: Mmap,
+    index: Index,
+    cache: Mutex<HashMap<(usize, usize), Arc<Vec<u8>>>>,
+}
+
+impl SliceTable {
+    /// Opens `path`, checking its footer and index.
+    pub fn open(path: &Path) -> Result<SliceTable, StoreError> {
+        let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+        // SAFETY: table files are immutable once renamed into place; they are replaced only by
+        // rename, which leaves this mapping on the old inode.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io(path, e))?;
+        let damaged = |what: &str| StoreError::damaged(path, what);
+        if map.len() < MAGIC.len() + FOOTER || &map[..8] != MAGIC {
+            return Err(damaged("not a retro table file (bad header)"));
+        }
+        let footer = &map[map.len() - FOOTER..];
+        if &footer[24..] != END_MAGIC {
+            return Err(damaged("truncated (no end marker)"));
+        }
+        let word = |i: usize| u64::from_le_bytes(footer[i * 8..i * 8 + 8].try_into().unwrap());
+        let (offset, len, sum) = (word(0) as usize, word(1) as usize, word(2));
+        if offset.checked_add(len) != Some(map.len() - FOOTER) {
+            return Err(damaged("index location out of range"));
+        }
+        let index_bytes = &map[offset..offset + len];
+        if checksum(index_bytes) != sum {
+            return Err(damaged("index checksum mismatch"));
+        }
+        let index: Index = serde_json::from_slice(index_bytes)
+            .map_err(|e| damaged(&format!("index unreadable: {e}")))?;
+        for s in &index.sections {
+            for &(o, l, _) in &s.blocks {
+                if (o as usize).saturating_add(l as usize) > offset {
+                    return Err(damaged("block outside the data area"));
+                }
+            }
+        }
+        Ok(SliceTable {
+            path: path.to_path_buf(),
+            map,
+            index,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The label written with the table.
+    pub fn label(&self) -> &str {
+        &self.index.label
+    }
+
+    /// The section names, in order.
+    pub fn section_names(&self) -> Vec<&str> {
+        self.index
+            .sections
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
+    /// Number of values in section `section`.
+    pub fn section_len(&self, section: usize) -> u64 {
+        self.index.sections[section].len
+    }
+
+    /// Decompresses block `block` of `section`, verifying its checksum and length.
+    fn block(&self, section: usize, block: usize) -> Result<Vec<u8>, StoreError> {
+        let s = &self.index.sections[section];
+        let &(offset, len, sum) = s
+            .blocks
+            .get(block)
+            .ok_or_else(|| StoreError::damaged(&self.path, "block index out of range"))?;
+        let frame = &self.map[offset as usize..offset as usize + len as usize];
+        if checksum(frame) != sum {
+            return Err(StoreError::damaged(
+                &self.path,
+                format!("checksum mismatch in block {block} of section {}", s.name),
+            ));
+        }
+        let expected = (s.len as usize - block * self.index.block).min(self.index.block);
+        let values = zstd::bulk::decompress(frame, expected).map_err(|e| {
+            StoreError::damaged(
+                &self.path,
+                format!("block {block} does not decompress: {e}"),
+            )
+        })?;
+        if values.len() != expected {
+            return Err(StoreError::damaged(
+                &self.path,
+                format!(
+                    "block {block} has {} values, expected {expected}",
+                    values.len()
+                ),
+            ));
+        }
+        Ok(values)
+    }
+
+    /// The value at `index` of `section`.
+    pub fn value(&self, section: usize, index: u64) -> Result<u8, StoreError> {
+        if index >= self.section_len(section) {
+            return Err(StoreError::damaged(
+                &self.path,
+                format!(
+                    "index {index} beyond section length {}",
+                    self.section_len(section)
+                ),
+            ));
+        }
+        let block = index as usize / self.index.block;
+        let key = (section, block);
+        if let Some(b) = self.cache.lock().expect("cache lock").get(&key) {
+            return Ok(b[index as usize % self.index.block]);
+        }
+        let values = Arc::new(self.block(section, block)?);
+        let value = values[index as usize % self.index.block];
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.len() >= CACHE_BLOCKS {
+            cache.clear();
+        }
+        cache.insert(key, values);
+        Ok(value)
+    }
+
+    /// The whole of `section`, decompressed and verified.
+    pub fn read_section(&self, section: usize) -> Result<Vec<u8>, StoreError> {
+        let s = &self.index.sections[section];
+        let mut out = Vec::with_capacity(s.len as usize);
+        for block in 0..s.blocks.len() {
+            out.extend_from_slice(&self.block(section, block)?);
+        }
+        Ok(out)
+    }
+
+    /// Compressed bytes on disk.
+    pub fn file_len(&self) -> u64 {
+        self.map.len() as u64
+    }
+}
+
+/// The checksum of a whole file, as recorded in manifests.
+pub fn file_checksum(path: &Path) -> Result<u64, StoreError> {
+    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    // SAFETY: see `SliceTable::open`.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io(path, e))?;
+    Ok(checksum(&map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("retro-table-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn round_trip_and_random_access() {
+        let a: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 71) as u8).collect();
+        let b: Vec<u8> = vec![3; 5];
+        let bytes = TableWriter::encode("test", &[("attacker", &a), ("defender", &b)], 3);
+        let path = temp("ok.tbl");
+        crate::write_atomic(&path, &bytes).unwrap();
+        let t = SliceTable::open(&path).unwrap();
+        assert_eq!(t.section_names(), ["attacker", "defender"]);
+        assert_eq!(t.read_section(0).unwrap(), a);
+        assert_eq!(t.read_section(1).unwrap(), b);
+        for i in [0u64, 1, 16383, 16384, 99_999] {
+            assert_eq!(t.value(0, i).unwrap(), a[i as usize]);
+        }
+        assert!(t.value(1, 5).is_err());
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn damage_is_detected_and_named() {
+        let a: Vec<u8> = (0..50_000u32).map(|i| (i % 13) as u8).collect();
+        let bytes = TableWriter::encode("test", &[("attacker", &a)], 3);
+        let path = temp("bad.tbl");
+        // A flipped bit inside a block: open succeeds (index intact), the block read fails.
+        let mut flipped = bytes.clone();
+        flipped[20] ^= 1;
+        std::fs::write(&path, &flipped).unwrap();
+        let t = SliceTable::open(&path).unwrap();
+        let e = t.read_section(0).unwrap_err().to_string();
+        assert!(
+            e.contains("bad.tbl") && e.contains("checksum mismatch"),
+            "{e}"
+        );
+        // Truncation: open fails.
+        std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+        let e = SliceTable::open(&path).err().unwrap().to_string();
+        assert!(e.contains("bad.tbl") && e.contains("truncated"), "{e}");
+        std::fs::remove_file(path).unwrap();
+    }
+}
