@@ -11,6 +11,7 @@
 pub mod atomic;
 pub mod game;
 pub mod kernel;
+pub mod recurrence;
 pub mod value;
 
 pub use atomic::ByteArray;

@@ -1,0 +1,60 @@
+//! `retro counts`: the count table, recomputed from the table files.
+
+use crate::tables::{Tables, BLACK_SECTION, BROWN_SECTION};
+use anyhow::Result;
+use rayon::prelude::*;
+use retro_engine::{Game, NON_CANONICAL};
+use retro_musashi::counts::CountRow;
+use retro_musashi::Musashi;
+use retro_store::Manifest;
+
+/// Count rows from the histograms recorded in the manifest at solve time.
+pub fn count_rows_from_manifest(game: &Musashi, manifest: &Manifest) -> Vec<CountRow> {
+    let mut rows: Vec<CountRow> = (0..=game.max_browns()).map(CountRow::new).collect();
+    for r in &manifest.slices {
+        let (k, _) = game.slice_parts(retro_engine::SliceId(r.id));
+        for (section, hist) in r.histograms.iter().enumerate() {
+            let row = &mut rows[k];
+            let target = if section == BROWN_SECTION {
+                &mut row.brown_to_move
+            } else {
+                &mut row.black_to_move
+            };
+            for (&v, &n) in hist {
+                target[v as usize] += n;
+            }
+        }
+    }
+    rows
+}
+
+/// Count rows computed by reading every block of every table (verifying their checksums).
+pub fn count_rows_from_tables(tables: &Tables) -> Result<Vec<CountRow>> {
+    let game = tables.game();
+    let slices: Vec<_> = game.stages().into_iter().flat_map(|s| s.slices).collect();
+    let per_slice: Vec<(usize, [u64; 256], [u64; 256])> = slices
+        .par_iter()
+        .map(|&slice| {
+            let table = tables.table(slice)?;
+            let mut hist = [[0u64; 256]; 2];
+            for (section, h) in [BROWN_SECTION, BLACK_SECTION]
+                .into_iter()
+                .zip(hist.iter_mut())
+            {
+                for v in table.read_section(section)? {
+                    h[v as usize] += 1;
+                }
+                h[NON_CANONICAL as usize] = 0;
+            }
+            Ok((game.slice_parts(slice).0, hist[0], hist[1]))
+        })
+        .collect::<Result<_>>()?;
+    let mut rows: Vec<CountRow> = (0..=game.max_browns()).map(CountRow::new).collect();
+    for (k, brown, black) in per_slice {
+        for v in 0..256 {
+            rows[k].brown_to_move[v] += brown[v];
+            rows[k].black_to_move[v] += black[v];
+        }
+    }
+    Ok(rows)
+}

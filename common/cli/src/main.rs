@@ -1,0 +1,212 @@
+//! `retro`: strongly solve board games by retrograde analysis.
+//!
+//! Errors are printed as one line (`error: ...`) with a non-zero exit status.
+
+mod counts;
+mod game_choice;
+mod probe;
+mod solve;
+mod tables;
+mod verify;
+
+use anyhow::{bail, Result};
+use clap::{Args, Parser, Subcommand};
+use game_choice::{choose_board, GameName};
+use retro_musashi::counts::format_count_table;
+use retro_musashi::Musashi;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Strongly solve board games by retrograde analysis.
+///
+/// `retro solve` computes, for every position of a game, its exact value, and writes one
+/// compressed table per slice into an output directory. The other commands read such a
+/// directory: `counts` prints the count table, `probe` looks positions up, `verify` checks the
+/// tables against published data and against the rules.
+#[derive(Parser)]
+#[command(name = "retro", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve a game and write its tables to an output directory (resumes an interrupted solve).
+    Solve(SolveArgs),
+    /// Print the count table of a solved directory, in the published CSV format.
+    Counts {
+        /// The solved output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Look up positions: value, moves and principal variation, or a whole file of positions.
+    Probe(ProbeArgs),
+    /// Check tables against a count table, a values file, and the defining recurrence.
+    Verify(VerifyArgs),
+}
+
+#[derive(Args)]
+struct SolveArgs {
+    /// The game (and its built-in board).
+    #[arg(long, value_enum, default_value = "musashi25")]
+    game: GameName,
+    /// Solve on the board described by this board file instead (format in the README).
+    #[arg(long, value_name = "FILE")]
+    board_file: Option<PathBuf>,
+    /// Solve only positions with at most K brown pieces (they do not depend on larger counts).
+    #[arg(long, value_name = "K")]
+    max_browns: Option<usize>,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// zstd compression level of the tables (1 = fastest, 19 = smallest).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=19))]
+    level: i32,
+    /// Output directory (created if missing; an existing solve of the same game is resumed).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ProbeArgs {
+    /// The solved output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// Read positions from this file, one `<position> <side> [anything]` per line, and print
+    /// `<position> <side> <value>` for each.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["position", "side"])]
+    file: Option<PathBuf>,
+    /// The position, rows top to bottom separated by commas, e.g. `ooooo,o...o,o.X.o,o...o,ooooo`.
+    position: Option<String>,
+    /// Side to move: `brown` or `black`.
+    side: Option<String>,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The solved output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// A count table to compare with, byte for byte.
+    #[arg(long, value_name = "FILE")]
+    counts: Option<PathBuf>,
+    /// A file of `<position> <side> <value>` lines to compare with.
+    #[arg(long, value_name = "FILE")]
+    values: Option<PathBuf>,
+    /// Check the defining recurrence on N random positions of every slice.
+    #[arg(long, value_name = "N")]
+    recurrence: Option<u64>,
+    /// Seed of the random sample.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Solve(a) => {
+            let board = choose_board(a.game, a.board_file.as_deref())?;
+            let n = board.len();
+            if let Some(k) = a.max_browns {
+                if k >= n {
+                    bail!(
+                        "--max-browns {k}: {} has {n} points, so at most {} browns",
+                        board.name,
+                        n - 1
+                    );
+                }
+            }
+            let threads = a
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            if threads == 0 {
+                bail!("--threads must be at least 1");
+            }
+            let game = Musashi::new(board, a.max_browns);
+            solve::run(
+                game,
+                &solve::SolveOptions {
+                    out: a.out,
+                    threads,
+                    level: a.level,
+                    quiet: a.quiet,
+                },
+            )
+        }
+        Command::Counts { out } => {
+            let tables = tables::Tables::open(&out)?;
+            print!(
+                "{}",
+                format_count_table(&counts::count_rows_from_tables(&tables)?)
+            );
+            Ok(())
+        }
+        Command::Probe(a) => {
+            let tables = tables::Tables::open(&a.out)?;
+            match (a.file, a.position, a.side) {
+                (Some(file), _, _) => probe::probe_file(&tables, &file),
+                (None, Some(position), Some(side)) => probe::probe_one(&tables, &position, &side),
+                _ => bail!("give a position and a side (e.g. 'ooooo,o...o,o.X.o,o...o,ooooo brown') or --file FILE"),
+            }
+        }
+        Command::Verify(a) => {
+            let tables = tables::Tables::open(&a.out)?;
+            if a.counts.is_none() && a.values.is_none() && a.recurrence.is_none() {
+                bail!("nothing to verify: give --counts FILE, --values FILE and/or --recurrence N");
+            }
+            let mut failed = false;
+            if let Some(path) = &a.counts {
+                let problems = verify::check_counts(&tables, path)?;
+                verify::report(
+                    "counts",
+                    format!("compared with {}", path.display()),
+                    &problems,
+                )?;
+                failed |= !problems.is_empty();
+            }
+            if let Some(path) = &a.values {
+                let (n, problems) = verify::check_values(&tables, path)?;
+                verify::report(
+                    "values",
+                    format!("{n} positions from {}", path.display()),
+                    &problems,
+                )?;
+                failed |= !problems.is_empty();
+            }
+            if let Some(n) = a.recurrence {
+                let (checked, problems) = verify::check_recurrence(&tables, n, a.seed)?;
+                verify::report(
+                    "recurrence",
+                    format!("{checked} position values checked"),
+                    &problems,
+                )?;
+                failed |= !problems.is_empty();
+            }
+            if failed {
+                bail!("verification failed");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RETRO_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

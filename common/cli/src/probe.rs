@@ -1,0 +1,119 @@
+//! `retro probe`: values, moves and principal variations of positions.
+
+use crate::tables::Tables;
+use anyhow::{bail, Context, Result};
+use retro_musashi::rules::{moves, Move};
+use retro_musashi::values::describe;
+use retro_musashi::{Position, Side};
+use std::io::{BufRead, BufWriter, Write};
+use std::path::Path;
+
+/// The best move for the side to move (brown: fastest win; black: slowest loss), if the game
+/// goes on along a forced win.
+pub fn best_move(tables: &Tables, pos: &Position) -> Result<Option<(Move, Position, u8)>> {
+    let mut best: Option<(Move, Position, u8)> = None;
+    for (mv, next) in moves(tables.game().board(), pos) {
+        let v = tables.value(&next)?;
+        let better = match (pos.side, &best) {
+            (_, None) => pos.side == Side::Black || v != 0,
+            (Side::Brown, Some((_, _, b))) => v != 0 && v < *b,
+            (Side::Black, Some((_, _, b))) => v == 0 || (*b != 0 && v > *b),
+        };
+        if better {
+            best = Some((mv, next, v));
+        }
+    }
+    Ok(best)
+}
+
+/// The principal variation from `pos`: best moves until black has no move. Empty if `pos` is
+/// not a brown win.
+pub fn principal_variation(tables: &Tables, pos: &Position) -> Result<Vec<(Move, Position, u8)>> {
+    let mut line = Vec::new();
+    let mut current = *pos;
+    let value = tables.value(&current)?;
+    if value == 0 {
+        return Ok(line);
+    }
+    while let Some((mv, next, v)) = best_move(tables, &current)? {
+        line.push((mv, next, v));
+        current = next;
+        if line.len() > 300 {
+            bail!("principal variation does not end: tables are inconsistent");
+        }
+    }
+    Ok(line)
+}
+
+/// Prints the value, every legal move with the value it leads to, and the principal variation.
+pub fn probe_one(tables: &Tables, rows: &str, side: &str) -> Result<()> {
+    let board = tables.game().board();
+    let pos = Position::parse(board, rows, Side::parse(side)?)?;
+    let value = tables.value(&pos)?;
+    println!("{}", pos.notation(board));
+    println!("value {value}: {}", describe(value, pos.side));
+    let legal = moves(board, &pos);
+    if legal.is_empty() {
+        println!("{} has no legal move.", pos.side.name());
+    } else {
+        println!("moves:");
+        for (mv, next) in legal {
+            let v = tables.value(&next)?;
+            println!(
+                "  {:<14} -> value {v:>2}: {}",
+                mv.notation(board),
+                describe(v, next.side)
+            );
+        }
+    }
+    let line = principal_variation(tables, &pos)?;
+    if !line.is_empty() {
+        println!("principal variation ({} plies):", line.len());
+        for (i, (mv, next, v)) in line.iter().enumerate() {
+            let mover = if i % 2 == 0 {
+                pos.side
+            } else {
+                pos.side.other()
+            };
+            println!(
+                "  {:>3}. {:<5} {:<14} {}  value {v}",
+                i + 1,
+                mover.name(),
+                mv.notation(board),
+                next.rows(board)
+            );
+        }
+        println!("  black has no move: brown wins.");
+    }
+    Ok(())
+}
+
+/// Reads lines `<position> <side> [anything]` from `path` and prints `<position> <side> <value>`.
+pub fn probe_file(tables: &Tables, path: &Path) -> Result<()> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read positions file {}", path.display()))?;
+    let board = tables.game().board();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("{}: line {}", path.display(), i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut parts = line.split_whitespace();
+        let (Some(rows), Some(side)) = (parts.next(), parts.next()) else {
+            bail!(
+                "{}: line {}: expected '<position> <side>'",
+                path.display(),
+                i + 1
+            );
+        };
+        let pos = Side::parse(side)
+            .and_then(|side| Position::parse(board, rows, side))
+            .with_context(|| format!("{}: line {}", path.display(), i + 1))?;
+        let value = tables.value(&pos)?;
+        writeln!(out, "{rows} {side} {value}")?;
+    }
+    out.flush()?;
+    Ok(())
+}
