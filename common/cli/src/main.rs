@@ -2,6 +2,7 @@
 //!
 //! Errors are printed as one line (`error: ...`) with a non-zero exit status.
 
+mod bench;
 mod counts;
 mod game_choice;
 mod probe;
@@ -44,10 +45,31 @@ enum Command {
     Probe(ProbeArgs),
     /// Check tables against a count table, a values file, and the defining recurrence.
     Verify(VerifyArgs),
+    /// Time full solves from scratch: per-run and median wall time, positions/s, peak RSS.
+    Bench(BenchArgs),
 }
 
 #[derive(Args)]
-struct SolveArgs {
+struct BenchArgs {
+    /// The game, board file and brown limit to solve, as for `solve`.
+    #[command(flatten)]
+    target: TargetArgs,
+    /// How many solves to time.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// zstd compression level of the tables.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=19))]
+    level: i32,
+    /// Where the scratch output directories go (removed after each run).
+    #[arg(long, value_name = "DIR", default_value = "target/bench")]
+    scratch: PathBuf,
+}
+
+#[derive(Args)]
+struct TargetArgs {
     /// The game (and its built-in board).
     #[arg(long, value_enum, default_value = "musashi25")]
     game: GameName,
@@ -57,6 +79,40 @@ struct SolveArgs {
     /// Solve only positions with at most K brown pieces (they do not depend on larger counts).
     #[arg(long, value_name = "K")]
     max_browns: Option<usize>,
+}
+
+impl TargetArgs {
+    /// The game to solve, after checking the flags.
+    fn game(&self) -> Result<Musashi> {
+        let board = choose_board(self.game, self.board_file.as_deref())?;
+        let n = board.len();
+        if let Some(k) = self.max_browns {
+            if k >= n {
+                bail!(
+                    "--max-browns {k}: {} has {n} points, so at most {} browns",
+                    board.name,
+                    n - 1
+                );
+            }
+        }
+        Ok(Musashi::new(board, self.max_browns))
+    }
+}
+
+/// The thread count: the flag, or every core.
+fn threads(flag: Option<usize>) -> Result<usize> {
+    match flag {
+        Some(0) => bail!("--threads must be at least 1"),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+#[derive(Args)]
+struct SolveArgs {
+    /// The game, board file and brown limit to solve.
+    #[command(flatten)]
+    target: TargetArgs,
     /// Worker threads [default: all cores].
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -108,32 +164,32 @@ struct VerifyArgs {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Solve(a) => {
-            let board = choose_board(a.game, a.board_file.as_deref())?;
-            let n = board.len();
-            if let Some(k) = a.max_browns {
-                if k >= n {
-                    bail!(
-                        "--max-browns {k}: {} has {n} points, so at most {} browns",
-                        board.name,
-                        n - 1
-                    );
-                }
-            }
-            let threads = a
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            if threads == 0 {
-                bail!("--threads must be at least 1");
-            }
-            let game = Musashi::new(board, a.max_browns);
-            solve::run(
-                game,
-                &solve::SolveOptions {
-                    out: a.out,
-                    threads,
-                    level: a.level,
-                    quiet: a.quiet,
-                },
+            let game = a.target.game()?;
+            let options = solve::SolveOptions {
+                out: a.out,
+                threads: threads(a.threads)?,
+                level: a.level,
+                quiet: a.quiet,
+            };
+            let summary = solve::run(game, &options)?;
+            println!(
+                "Solved {} positions (array slots, both sides) into {} in {:.2} s ({:.1} M positions/s).",
+                summary.solved_positions,
+                options.out.display(),
+                summary.seconds,
+                summary.solved_positions as f64 / summary.seconds / 1e6
+            );
+            println!("{}", summary.start);
+            Ok(())
+        }
+        Command::Bench(a) => {
+            a.target.game()?;
+            bench::bench(
+                || a.target.game().expect("checked above"),
+                a.runs.max(1),
+                threads(a.threads)?,
+                a.level,
+                &a.scratch,
             )
         }
         Command::Counts { out } => {
@@ -194,14 +250,19 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Solves log one line per finished stage; a benchmark prints only its measurements.
+    let default_level = match cli.command {
+        Command::Bench(_) => "warn",
+        _ => "info",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RETRO_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .init();
-    let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

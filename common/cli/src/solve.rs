@@ -182,8 +182,18 @@ fn write_stage(
         .collect()
 }
 
+/// What a finished solve reports.
+pub struct SolveSummary {
+    /// Array slots (both sides) solved by this run (excludes stages found finished).
+    pub solved_positions: u64,
+    /// Wall time of the whole run, including checks, writing and the count table.
+    pub seconds: f64,
+    /// The start position's value in words, if the board has a start position.
+    pub start: String,
+}
+
 /// Solves `game` into `opts.out`, resuming what is already there.
-pub fn run(game: Musashi, opts: &SolveOptions) -> Result<()> {
+pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
     let mut manifest = open_output(out, &game)?;
@@ -216,7 +226,6 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<()> {
     );
     let mut finals = Finals((0..game.slice_count()).map(|_| None).collect());
     let mut solved_positions = 0u64;
-    let solve_started = Instant::now();
     for (i, stage) in stages.iter().enumerate() {
         if done[i] {
             bar.inc(2 * slots(i));
@@ -280,40 +289,29 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<()> {
     bar.finish_and_clear();
     let table = format_count_table(&count_rows_from_manifest(&game, &manifest));
     write_atomic(&out.join(COUNTS_FILE), table.as_bytes())?;
-    let solve_time = solve_started.elapsed();
-    let rate = solved_positions as f64 / solve_time.as_secs_f64().max(1e-9);
-    println!(
-        "Solved {} on {} (browns 0..={}) into {}: {} positions (array slots, both sides) in {:.2} s, {:.1} M positions/s",
-        "Sixteen Musashi",
-        game.board().name,
-        game.max_browns(),
-        out.display(),
+    Ok(SolveSummary {
         solved_positions,
-        started.elapsed().as_secs_f64(),
-        rate / 1e6
-    );
-    report_start(&game, out)
+        seconds: started.elapsed().as_secs_f64(),
+        start: start_value(&game, out)?,
+    })
 }
 
-/// Prints the start position's value in words, when the board has one within the solve.
-fn report_start(game: &Musashi, out: &Path) -> Result<()> {
+/// The start position's value in words, when the board has one within the solve.
+fn start_value(game: &Musashi, out: &Path) -> Result<String> {
     let Some(start) = game.board().start.clone() else {
-        println!("The board defines no start position.");
-        return Ok(());
+        return Ok("The board defines no start position.".into());
     };
     let pos = Position::parse_with_side(game.board(), &start)?;
     if pos.browns.count_ones() as usize > game.max_browns() {
-        println!(
+        return Ok(format!(
             "Start position {start}: not covered (it has {} browns; solved up to {}).",
             pos.browns.count_ones(),
             game.max_browns()
-        );
-        return Ok(());
+        ));
     }
     let value = Tables::open(out)?.value(&pos)?;
-    println!(
+    Ok(format!(
         "Start position {start}: value {value}: {}",
         describe(value, pos.side)
-    );
-    Ok(())
+    ))
 }

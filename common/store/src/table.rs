@@ -85,8 +85,11 @@ pub struct SliceTable {
     path: PathBuf,
     map: Mmap,
     index: Index,
-    cache: Mutex<HashMap<(usize, usize), Arc<Vec<u8>>>>,
+    cache: Mutex<BlockCache>,
 }
+
+/// Decompressed blocks by `(section, block)`.
+type BlockCache = HashMap<(usize, usize), Arc<Vec<u8>>>;
 
 impl SliceTable {
     /// Opens `path`, checking its footer and index.

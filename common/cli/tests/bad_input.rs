@@ -1,0 +1,169 @@
+//! Bad input gets one clear error line, a non-zero exit, no panic, and nothing overwritten.
+
+mod support;
+
+use support::*;
+
+fn solved_small() -> std::path::PathBuf {
+    let dir = temp_dir("bad-input").join("out");
+    retro_ok(&["solve", "--max-browns", "3", "--out", s(&dir), "--quiet"]);
+    dir
+}
+
+#[test]
+fn malformed_positions() {
+    let dir = solved_small();
+    let d = s(&dir);
+    for (position, side, needle) in [
+        ("o....,.....,..X..,.....", "brown", "has 4 rows"),
+        ("o....,.....,..X..,.....,....", "brown", "row 5"),
+        ("o....,.....,..X..,.....,....X", "brown", "two black"),
+        ("o....,.....,.....,.....,.....", "brown", "no black"),
+        ("o....,.....,..X..,.....,.....", "white", "unknown side"),
+        (
+            "o....,.....,..X..,.....,..*..",
+            "brown",
+            "unexpected character",
+        ),
+        ("oooo.,ooo..,..X..,.....,.....", "brown", "at most 3"),
+    ] {
+        let e = retro_err(&["probe", "--out", d, position, side]);
+        assert!(e.contains(needle), "{position} {side}: {e}");
+    }
+    let e = retro_err(&["probe", "--out", d, "o....,.....,..X..,.....,....."]);
+    assert!(e.contains("give a position and a side"), "{e}");
+    let lines = dir.parent().unwrap().join("lines.txt");
+    std::fs::write(&lines, "o....,.....,..X..,.....,..... brown\nbad line\n").unwrap();
+    let e = retro_err(&["probe", "--out", d, "--file", s(&lines)]);
+    assert!(e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn positions_off_the_board() {
+    let dir = temp_dir("off-board").join("out");
+    retro_ok(&[
+        "solve",
+        "--game",
+        "musashi33",
+        "--max-browns",
+        "2",
+        "--out",
+        s(&dir),
+        "--quiet",
+    ]);
+    let e = retro_err(&[
+        "probe",
+        "--out",
+        s(&dir),
+        "o....o.,.......,..X....,.......,.......",
+        "brown",
+    ]);
+    assert!(e.contains("not on a point"), "{e}");
+}
+
+#[test]
+fn unknown_game_and_bad_flags() {
+    let dir = temp_dir("flags");
+    let out = retro(&["solve", "--game", "chess", "--out", s(&dir)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("invalid value 'chess'") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    let e = retro_err(&["solve", "--max-browns", "25", "--out", s(&dir.join("o"))]);
+    assert!(e.contains("at most 24 browns"), "{e}");
+    let e = retro_err(&["solve", "--threads", "0", "--out", s(&dir.join("o"))]);
+    assert!(e.contains("--threads"), "{e}");
+}
+
+#[test]
+fn missing_and_foreign_output_directories() {
+    let dir = temp_dir("dirs");
+    let e = retro_err(&["counts", "--out", s(&dir.join("nowhere"))]);
+    assert!(e.contains("no such output directory"), "{e}");
+    let e = retro_err(&[
+        "probe",
+        "--out",
+        s(&dir),
+        "o....,.....,..X..,.....,.....",
+        "brown",
+    ]);
+    assert!(e.contains("no manifest.json"), "{e}");
+    // A directory with someone else's files is never written into.
+    let foreign = dir.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("thesis.tex"), "precious").unwrap();
+    let e = retro_err(&["solve", "--max-browns", "2", "--out", s(&foreign)]);
+    assert!(e.contains("refusing to write"), "{e}");
+    let names: Vec<_> = std::fs::read_dir(&foreign).unwrap().collect();
+    assert_eq!(names.len(), 1);
+    // A directory holding another solve is not overwritten either.
+    let other = dir.join("other");
+    retro_ok(&["solve", "--max-browns", "2", "--out", s(&other), "--quiet"]);
+    let e = retro_err(&[
+        "solve",
+        "--game",
+        "musashi33",
+        "--max-browns",
+        "2",
+        "--out",
+        s(&other),
+    ]);
+    assert!(e.contains("holds a different solve"), "{e}");
+    // A damaged manifest is reported by name.
+    let manifest = other.join("manifest.json");
+    let text =
+        std::fs::read_to_string(&manifest)
+            .unwrap()
+            .replacen("\"stages\": 3", "\"stages\": 4", 1);
+    std::fs::write(&manifest, text).unwrap();
+    let e = retro_err(&["counts", "--out", s(&other)]);
+    assert!(e.contains("manifest.json") && e.contains("checksum"), "{e}");
+}
+
+#[test]
+fn board_file_errors_name_the_line() {
+    let dir = temp_dir("boardfile");
+    let file = dir.join("bad.txt");
+    for (text, needle) in [
+        (
+            "name: T\npoints: 00 10\nedges: 00-10 10-30\n",
+            "line 3: edge 10-30: unknown point 30",
+        ),
+        (
+            "name: T\npoints: 00 10 00\nedges: 00-10\n",
+            "line 2: duplicate point 00",
+        ),
+        (
+            "name: T\npoints: 00 10 20\nedges: 00-10\n",
+            "line 2: isolated point 20",
+        ),
+        (
+            "name: T\npoints: 00 10\nedges: 00-10 10-00\n",
+            "line 3: duplicate edge",
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let e = retro_err(&[
+            "solve",
+            "--board-file",
+            s(&file),
+            "--out",
+            s(&dir.join("o")),
+        ]);
+        assert!(e.contains("bad.txt") && e.contains(needle), "{e}");
+        assert!(
+            !dir.join("o").exists(),
+            "nothing may be written for a bad board file"
+        );
+    }
+    let e = retro_err(&[
+        "solve",
+        "--board-file",
+        s(&dir.join("missing.txt")),
+        "--out",
+        s(&dir.join("o")),
+    ]);
+    assert!(e.contains("cannot read board file"), "{e}");
+}

@@ -1,0 +1,188 @@
+//! BOARD25 solved once, then checked against the published data, the rules and itself.
+
+mod support;
+
+use retro_musashi::rules::moves;
+use retro_musashi::{Board, Position, Side};
+use retro_store::{SliceTable, TableWriter};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use support::*;
+
+/// The BOARD25 output directory, solved by the first test that needs it.
+fn solved() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("board25").join("out");
+        retro_ok(&["solve", "--game", "musashi25", "--out", s(&dir), "--quiet"]);
+        dir
+    })
+}
+
+#[test]
+fn count_table_equals_the_published_one_byte_for_byte() {
+    let expected = std::fs::read_to_string(shared("reference/board25-counts.csv")).unwrap();
+    let written = std::fs::read_to_string(solved().join("counts.csv")).unwrap();
+    assert_eq!(written, expected, "counts.csv written by solve");
+    let printed = retro_ok(&["counts", "--out", s(solved())]);
+    assert_eq!(
+        printed, expected,
+        "retro counts (recomputed from the tables)"
+    );
+}
+
+#[test]
+fn every_published_sample_value_through_the_probe_path() {
+    let samples = shared("reference/board25-sample-values.txt");
+    let expected = std::fs::read_to_string(&samples).unwrap();
+    assert_eq!(expected.lines().count(), 20_000);
+    let printed = retro_ok(&["probe", "--out", s(solved()), "--file", s(&samples)]);
+    assert_eq!(printed, expected);
+    let verified = retro_ok(&["verify", "--out", s(solved()), "--values", s(&samples)]);
+    assert!(
+        verified.contains("values: OK (20000 positions"),
+        "{verified}"
+    );
+}
+
+#[test]
+fn start_position_principal_variation_is_legal_and_exact() {
+    let board = Board::builtin("BOARD25").unwrap();
+    let start = board.start.clone().unwrap();
+    let (rows, side) = start.split_once(' ').unwrap();
+    let text = retro_ok(&["probe", "--out", s(solved()), rows, side]);
+    assert!(text.contains("value 32: brown wins in 31 plies"), "{text}");
+    let mut pos = Position::parse_with_side(&board, &start).unwrap();
+    let mut plies = 0;
+    for line in text
+        .lines()
+        .skip_while(|l| !l.starts_with("principal variation"))
+        .skip(1)
+    {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 4 || !fields[0].ends_with('.') {
+            continue;
+        }
+        let (mover, notation, rows_after) = (fields[1], fields[2], fields[3]);
+        assert_eq!(
+            mover,
+            pos.side.name(),
+            "ply {}: wrong side moves",
+            plies + 1
+        );
+        let (_, next) = moves(&board, &pos)
+            .into_iter()
+            .find(|(m, _)| m.notation(&board) == notation)
+            .unwrap_or_else(|| panic!("ply {}: {notation} is not legal", plies + 1));
+        assert_eq!(next.rows(&board), rows_after, "ply {}", plies + 1);
+        pos = next;
+        plies += 1;
+    }
+    assert_eq!(plies, 31, "value 32 means 31 plies");
+    assert_eq!(pos.side, Side::Black);
+    assert!(
+        moves(&board, &pos).is_empty(),
+        "black must be left without a move"
+    );
+}
+
+#[test]
+fn symmetric_images_have_the_same_value() {
+    let board = Board::builtin("BOARD25").unwrap();
+    let samples = std::fs::read_to_string(shared("reference/board25-sample-values.txt")).unwrap();
+    let mut lines = String::new();
+    for line in samples.lines().step_by(20) {
+        let mut parts = line.split_whitespace();
+        let (rows, side) = (parts.next().unwrap(), parts.next().unwrap());
+        let pos = Position::parse(&board, rows, Side::parse(side).unwrap()).unwrap();
+        for g in &board.symmetry.elements {
+            let image = Position {
+                black: g.cell(pos.black),
+                browns: g.apply(pos.browns),
+                side: pos.side,
+            };
+            lines.push_str(&format!("{} {}\n", image.notation(&board), line));
+        }
+    }
+    let dir = temp_dir("symmetry");
+    let file = dir.join("images.txt");
+    std::fs::write(&file, &lines).unwrap();
+    let printed = retro_ok(&["probe", "--out", s(solved()), "--file", s(&file)]);
+    let mut checked = 0;
+    for (out, input) in printed.lines().zip(lines.lines()) {
+        let image_value = out.split_whitespace().nth(2).unwrap();
+        let original_value = input.split_whitespace().nth(4).unwrap();
+        assert_eq!(image_value, original_value, "{input}");
+        checked += 1;
+    }
+    assert_eq!(checked, 1000 * 8);
+}
+
+#[test]
+fn recurrence_holds_and_a_corrupted_value_is_caught() {
+    let ok = retro_ok(&["verify", "--out", s(solved()), "--recurrence", "300"]);
+    assert!(ok.contains("recurrence: OK"), "{ok}");
+
+    // Rewrite one slice with one wrong value but valid checksums: only the recurrence check
+    // can notice. A solve up to 4 browns is small enough to check every position.
+    let dir = temp_dir("corrupt").join("out");
+    retro_ok(&["solve", "--max-browns", "4", "--out", s(&dir), "--quiet"]);
+    let ok = retro_ok(&["verify", "--out", s(&dir), "--recurrence", "20000"]);
+    assert!(ok.contains("recurrence: OK"), "{ok}");
+    let file = dir.join("browns04-black00.tbl");
+    let table = SliceTable::open(&file).unwrap();
+    let mut brown = table.read_section(0).unwrap();
+    let black = table.read_section(1).unwrap();
+    let victim = brown.iter().position(|&v| v >= 2 && v != 0xff).unwrap();
+    brown[victim] += 2;
+    let bytes = TableWriter::encode(
+        table.label(),
+        &[("brown to move", &brown), ("black to move", &black)],
+        3,
+    );
+    drop(table);
+    std::fs::write(&file, bytes).unwrap();
+    let out = retro(&["verify", "--out", s(&dir), "--recurrence", "20000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "corruption not detected: {stdout}");
+    assert!(stdout.contains("MISMATCHES"), "{stdout}");
+    assert!(stdout.contains("brown: stored"), "{stdout}");
+}
+
+#[test]
+fn rerun_is_a_no_op_and_damaged_or_missing_slices_are_recomputed() {
+    let dir = temp_dir("resume").join("out");
+    copy_dir(solved(), &dir);
+    let mtime = |name: &str| {
+        std::fs::metadata(dir.join(name))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let before = mtime("browns12-black22.tbl");
+    let again = retro_ok(&["solve", "--game", "musashi25", "--out", s(&dir), "--quiet"]);
+    assert!(again.contains("value 32"), "{again}");
+    assert_eq!(
+        mtime("browns12-black22.tbl"),
+        before,
+        "a finished solve must not be redone"
+    );
+
+    // Flip a byte of one table and delete another.
+    let damaged = dir.join("browns10-black11.tbl");
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&damaged, bytes).unwrap();
+    std::fs::remove_file(dir.join("browns07-black00.tbl")).unwrap();
+    let out = retro(&["solve", "--game", "musashi25", "--out", s(&dir), "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("browns10-black11.tbl") && stderr.contains("damaged"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("browns07-black00.tbl"), "{stderr}");
+    let expected = std::fs::read_to_string(shared("reference/board25-counts.csv")).unwrap();
+    assert_eq!(retro_ok(&["counts", "--out", s(&dir)]), expected);
+}

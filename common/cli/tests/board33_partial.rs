@@ -1,0 +1,119 @@
+//! Partial solves of BOARD33 and user board files.
+
+mod support;
+
+use support::*;
+
+#[test]
+fn board33_up_to_six_browns_satisfies_the_recurrence() {
+    let dir = temp_dir("b33").join("out");
+    let solved = retro_ok(&[
+        "solve",
+        "--game",
+        "musashi33",
+        "--max-browns",
+        "6",
+        "--out",
+        s(&dir),
+        "--quiet",
+    ]);
+    assert!(
+        solved.contains("not covered"),
+        "start has 16 browns: {solved}"
+    );
+    let out = retro_ok(&["verify", "--out", s(&dir), "--recurrence", "4000"]);
+    assert!(out.contains("recurrence: OK"), "{out}");
+    let counts = retro_ok(&["counts", "--out", s(&dir)]);
+    assert_eq!(counts.lines().count(), 7);
+    // Position counts up to symmetry: 33 * C(32, k) * 2 raw positions per row, and a mirror
+    // group of order 2, so each row holds between half and all of them.
+    for (k, line) in counts.lines().enumerate() {
+        let total: u64 = line
+            .split(',')
+            .skip(1)
+            .map(|n| n.parse::<u64>().unwrap())
+            .sum();
+        let raw = 33 * (0..k as u64).fold(1u64, |c, i| c * (32 - i) / (i + 1)) * 2;
+        assert!(
+            total * 2 >= raw && total <= raw,
+            "row {k}: {total} of {raw}"
+        );
+    }
+}
+
+#[test]
+fn a_user_board_file_solves_like_the_built_in_board() {
+    let file = repo_root().join("common/musashi/boards/board33.txt");
+    let builtin = temp_dir("b33-builtin").join("out");
+    let user = temp_dir("b33-user").join("out");
+    retro_ok(&[
+        "solve",
+        "--game",
+        "musashi33",
+        "--max-browns",
+        "4",
+        "--out",
+        s(&builtin),
+        "--quiet",
+    ]);
+    retro_ok(&[
+        "solve",
+        "--board-file",
+        s(&file),
+        "--max-browns",
+        "4",
+        "--out",
+        s(&user),
+        "--quiet",
+    ]);
+    assert_eq!(
+        retro_ok(&["counts", "--out", s(&builtin)]),
+        retro_ok(&["counts", "--out", s(&user)])
+    );
+}
+
+#[test]
+fn a_forty_point_board_is_accepted_and_solved_in_part() {
+    // BOARD33 with a mirrored triangle on the left, shifted right by 2 columns.
+    let mut points = Vec::new();
+    let mut edges = Vec::new();
+    let board33 =
+        std::fs::read_to_string(repo_root().join("common/musashi/boards/board33.txt")).unwrap();
+    for line in board33.lines() {
+        let shift = |p: &str| format!("{}{}", p.as_bytes()[0] - b'0' + 2, &p[1..]);
+        if let Some(rest) = line.strip_prefix("points:") {
+            points.extend(rest.split_whitespace().map(shift));
+        }
+        if let Some(rest) = line.strip_prefix("edges:") {
+            edges.extend(rest.split_whitespace().map(|e| {
+                let (a, b) = e.split_once('-').unwrap();
+                format!("{}-{}", shift(a), shift(b))
+            }));
+        }
+    }
+    // Left triangle: 11 12 13 mirrored from 51 52 53 (shifted 71 72 73), and 00 01 02 03 04.
+    points.extend(["11", "12", "13", "00", "02", "04", "01", "03"].map(String::from));
+    let left = "22-11 22-12 22-13 11-12 11-00 11-01 11-02 12-13 12-02 13-02 13-03 13-04 00-01 01-02 02-03 03-04";
+    edges.extend(left.split_whitespace().map(String::from));
+    let text = format!(
+        "name: BOARD41\npoints: {}\nedges: {}\n",
+        points.join(" "),
+        edges.join(" ")
+    );
+    let dir = temp_dir("b41");
+    let file = dir.join("board41.txt");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    retro_ok(&[
+        "solve",
+        "--board-file",
+        s(&file),
+        "--max-browns",
+        "3",
+        "--out",
+        s(&out),
+        "--quiet",
+    ]);
+    let verified = retro_ok(&["verify", "--out", s(&out), "--recurrence", "2000"]);
+    assert!(verified.contains("recurrence: OK"), "{verified}");
+}

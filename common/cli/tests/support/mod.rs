@@ -1,0 +1,87 @@
+//! Helpers shared by the integration tests: running the `retro` binary, temporary
+//! directories, and the reference data in `../shared/`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A file of the shared reference material, which lives beside the checkout. Fails loudly
+/// (never skips) when it is missing.
+pub fn shared(relative: &str) -> PathBuf {
+    let path = repo_root().join("../shared").join(relative);
+    assert!(
+        path.is_file(),
+        "reference file missing: expected {} (the shared/ directory beside the checkout)",
+        path.display()
+    );
+    path
+}
+
+/// A fresh, empty temporary directory for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `retro` with `args`.
+pub fn retro(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_retro"))
+        .args(args)
+        .env("RETRO_LOG", "warn")
+        .output()
+        .expect("retro runs")
+}
+
+/// Runs `retro` and asserts success; returns stdout.
+pub fn retro_ok(args: &[&str]) -> String {
+    let out = retro(args);
+    assert!(
+        out.status.success(),
+        "retro {args:?} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `retro`, asserts failure with a one-line `error:` message and no panic; returns it.
+pub fn retro_err(args: &[&str]) -> String {
+    let out = retro(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "retro {args:?} should fail");
+    assert!(
+        !stderr.contains("panicked"),
+        "retro {args:?} panicked: {stderr}"
+    );
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        errors.len(),
+        1,
+        "retro {args:?}: expected one error line, got: {stderr}"
+    );
+    errors[0].to_string()
+}
+
+/// Copies a flat directory.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// A path as `&str`.
+pub fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
