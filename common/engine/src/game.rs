@@ -65,9 +65,12 @@ pub trait Game: Sync {
     /// Every attacker move from the attacker-to-move position `(slice, key)` (for probing and
     /// verification; the kernel itself only un-moves).
     fn attacker_moves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64));
-    /// Attacker-to-move positions with an attacker move to the defender-to-move `(slice, key)`.
-    fn attacker_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64));
+    /// Attacker-to-move positions with an attacker move to the defender-to-move `(slice, key)`,
+    /// as `visit(slice, key, index)`: the game computes the index, which it can do faster than a
+    /// separate [`Game::index`] call because it knows the target slice.
+    fn attacker_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
     /// Defender-to-move positions in the stage with a defender move to the attacker-to-move
-    /// `(slice, key)` (moves that leave the stage are never un-made: they come from later stages).
-    fn defender_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64));
+    /// `(slice, key)`, as `visit(slice, key, index)` (moves that leave the stage are never
+    /// un-made: they come from later stages).
+    fn defender_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
 }

@@ -225,9 +225,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 .map(|chunk| {
                     let mut out = Vec::new();
                     for &(s, key) in chunk {
-                        game.attacker_unmoves(stage.slices[s as usize], key, |to, to_key| {
+                        game.attacker_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
                             let to_slot = slot(to) as usize;
-                            let i = game.index(to, to_key) as usize;
+                            let i = i as usize;
                             // Most targets are already resolved; the bitmap answers that from
                             // cache, and only a first visit touches the value array.
                             let word = &resolved[to_slot][i / 64];
@@ -249,8 +249,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             // Attacker-to-move positions of value `ply`, plus exit decrements scheduled here.
             let frontier = std::mem::take(&mut attacker_final);
             let exit_list = exits.remove(&ply).unwrap_or_default();
-            let decrement = |s: u32, key: u64, out: &mut Vec<Entry>| {
-                let i = game.index(stage.slices[s as usize], key) as usize;
+            let decrement = |s: u32, key: u64, i: u64, out: &mut Vec<Entry>| {
+                let i = i as usize;
                 let counter = &counter[s as usize][i];
                 if counter.load(Relaxed) != 0 && counter.fetch_sub(1, Relaxed) == 1 {
                     defender[s as usize][i].store(next, Relaxed);
@@ -261,17 +261,17 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 .par_chunks(FRONTIER_CHUNK)
                 .map(|chunk| {
                     let mut out = Vec::new();
-                    let mut preds: Vec<Entry> = Vec::with_capacity(16);
+                    let mut preds: Vec<(u32, u64, u64)> = Vec::with_capacity(16);
                     for &(s, key) in chunk {
                         preds.clear();
-                        game.defender_unmoves(stage.slices[s as usize], key, |to, to_key| {
-                            let p = (slot(to), to_key);
+                        game.defender_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
+                            let p = (slot(to), to_key, i);
                             if !preds.contains(&p) {
                                 preds.push(p);
                             }
                         });
-                        for &(ps, pkey) in &preds {
-                            decrement(ps, pkey, &mut out);
+                        for &(ps, pkey, pi) in &preds {
+                            decrement(ps, pkey, pi, &mut out);
                         }
                     }
                     out
@@ -283,7 +283,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     .map(|chunk| {
                         let mut out = Vec::new();
                         for &(s, key) in chunk {
-                            decrement(s, key, &mut out);
+                            let i = game.index(stage.slices[s as usize], key);
+                            decrement(s, key, i, &mut out);
                         }
                         out
                     })

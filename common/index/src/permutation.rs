@@ -7,6 +7,7 @@
 #[derive(Clone, Debug)]
 pub struct BitPermutation {
     map: Vec<u32>,
+    chunks: usize,
     /// `table[chunk * 256 + byte]`: the image of `byte << (8 * chunk)`.
     table: Vec<u64>,
 }
@@ -42,6 +43,7 @@ impl BitPermutation {
         }
         BitPermutation {
             map: map.to_vec(),
+            chunks,
             table,
         }
     }
@@ -61,13 +63,21 @@ impl BitPermutation {
     #[inline(always)]
     pub fn apply(&self, mask: u64) -> u64 {
         let mut image = 0u64;
-        let mut rest = mask;
-        let mut offset = 0usize;
-        while rest != 0 {
-            image |= self.table[offset + (rest & 0xff) as usize];
-            rest >>= 8;
-            offset += 256;
+        macro_rules! step {
+            ($chunk:expr) => {
+                if $chunk < self.chunks {
+                    image |= self.table[$chunk * 256 + (mask >> (8 * $chunk) & 0xff) as usize];
+                }
+            };
         }
+        step!(0);
+        step!(1);
+        step!(2);
+        step!(3);
+        step!(4);
+        step!(5);
+        step!(6);
+        step!(7);
         image
     }
 }

@@ -25,6 +25,12 @@ pub struct Musashi {
     rep_slot: Vec<u32>,
     /// The largest number of pairs one black move can capture (bounds stage dependencies).
     max_capture_pairs: usize,
+    /// `parts[slice]`: (brown count, black representative point), so that the hot paths need
+    /// no division to decode a slice id.
+    parts: Vec<(u8, u8)>,
+    /// `stabiliser_bits[rep][j * n + p]`: the single-bit mask of the image of point `p` under
+    /// the `j`-th stabiliser element of `rep` (so a move's image is two XORs, no lookups chain).
+    stabiliser_bits: Vec<Vec<u64>>,
 }
 
 impl Musashi {
@@ -37,7 +43,24 @@ impl Musashi {
             rep_slot[r as usize] = i as u32;
         }
         let max_capture_pairs = board.sandwiches.iter().map(Vec::len).max().unwrap_or(0);
+        let reps = &board.symmetry.reps;
+        let parts = (0..=max_browns)
+            .flat_map(|k| reps.iter().map(move |&r| (k as u8, r)))
+            .collect();
+        let stabiliser_bits = (0..n)
+            .map(|p| {
+                board.symmetry.stabiliser[p]
+                    .iter()
+                    .flat_map(|&g| {
+                        let g = &board.symmetry.elements[g as usize];
+                        (0..n).map(move |q| 1u64 << g.cell(q))
+                    })
+                    .collect()
+            })
+            .collect();
         Musashi {
+            parts,
+            stabiliser_bits,
             ranker: SubsetRanker::new(n as u32 - 1),
             board,
             max_browns,
@@ -65,9 +88,8 @@ impl Musashi {
     /// `(brown count, black representative point)` of a slice.
     #[inline(always)]
     pub fn slice_parts(&self, slice: SliceId) -> (usize, usize) {
-        let reps = &self.board.symmetry.reps;
-        let k = slice.0 as usize / reps.len();
-        (k, reps[slice.0 as usize % reps.len()] as usize)
+        let (k, rep) = self.parts[slice.0 as usize];
+        (k as usize, rep as usize)
     }
 
     /// Where a position is stored: its canonical slice, key and index.
@@ -84,6 +106,41 @@ impl Musashi {
             black: rep,
             browns: key,
             side,
+        }
+    }
+
+    /// Every brown move from `(slice, key)` (black on the slice's representative), as
+    /// `visit(rep, canonical brown mask)`. Shared by the kernel's un-moves and by verification.
+    #[inline(always)]
+    fn brown_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(u32, u64)) {
+        let (_, black) = self.slice_parts(slice);
+        let symmetry = &self.board.symmetry;
+        let n = self.board.len();
+        let stabiliser = &symmetry.stabiliser[black];
+        let bits = &self.stabiliser_bits[black];
+        // Symmetries are bit permutations, hence linear over XOR: the image of
+        // `key ^ from ^ to` is `image(key) ^ image(from) ^ image(to)`. Computing `image(key)`
+        // once per position keeps permutation lookups out of the per-move loop.
+        let mut images = [0u64; 8];
+        for (slot, &g) in images.iter_mut().zip(stabiliser) {
+            *slot = symmetry.elements[g as usize].apply(key);
+        }
+        let images = &images[..stabiliser.len().min(8)];
+        let empty = self.board.all_points() & !key & !(1u64 << black);
+        let mut pieces = key;
+        while pieces != 0 {
+            let from = pieces.trailing_zeros() as usize;
+            pieces &= pieces - 1;
+            let mut targets = self.board.neighbours[from] & empty;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as usize;
+                targets &= targets - 1;
+                let mut best = key ^ (1u64 << from) ^ (1u64 << to);
+                for (j, image) in images.iter().enumerate() {
+                    best = best.min(image ^ bits[j * n + from] ^ bits[j * n + to]);
+                }
+                visit(black as u32, best);
+            }
         }
     }
 
@@ -170,46 +227,20 @@ impl Game for Musashi {
         }
     }
 
-    #[inline(always)]
     fn attacker_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64)) {
-        let (_, black) = self.slice_parts(slice);
-        let symmetry = &self.board.symmetry;
-        let stabiliser = &symmetry.stabiliser[black];
-        // Symmetries are bit permutations, hence linear over XOR: the image of
-        // `key ^ from ^ to` is `image(key) ^ image(from) ^ image(to)`. Computing `image(key)`
-        // once per position keeps permutation lookups out of the per-move loop.
-        let mut images = [0u64; 8];
-        for (slot, &g) in images.iter_mut().zip(stabiliser) {
-            *slot = symmetry.elements[g as usize].apply(key);
-        }
-        let images = &images[..stabiliser.len().min(8)];
-        let empty = self.board.all_points() & !key & !(1u64 << black);
-        let mut pieces = key;
-        while pieces != 0 {
-            let from = pieces.trailing_zeros() as usize;
-            pieces &= pieces - 1;
-            let mut targets = self.board.neighbours[from] & empty;
-            while targets != 0 {
-                let to = targets.trailing_zeros() as usize;
-                targets &= targets - 1;
-                let mut best = key ^ (1u64 << from) ^ (1u64 << to);
-                for (image, &g) in images.iter().zip(stabiliser) {
-                    let g = &symmetry.elements[g as usize];
-                    best = best.min(image ^ (1u64 << g.cell(from)) ^ (1u64 << g.cell(to)));
-                }
-                visit(slice, best);
-            }
-        }
+        self.brown_moves(slice, key, |_, target| visit(slice, target));
     }
 
     #[inline(always)]
-    fn attacker_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64)) {
+    fn attacker_unmoves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64, u64)) {
         // Brown moves are reversible and never capture: un-moves are exactly the moves.
-        self.attacker_moves(slice, key, visit)
+        self.brown_moves(slice, key, |rep, target| {
+            visit(slice, target, self.ranker.rank(squeeze(target, rep)))
+        });
     }
 
     #[inline(always)]
-    fn defender_unmoves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64)) {
+    fn defender_unmoves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64, u64)) {
         let (k, black) = self.slice_parts(slice);
         // Black arrived on `black` without capturing only if no pair sandwiches it now.
         if captures(&self.board, black, key) != 0 {
@@ -219,8 +250,9 @@ impl Game for Musashi {
         while origins != 0 {
             let from = origins.trailing_zeros() as usize;
             origins &= origins - 1;
-            let (s, kk) = self.canonical_slice(k, from, key);
-            visit(s, kk);
+            let (rep, image) = self.board.symmetry.canonical(from, key);
+            let index = self.ranker.rank(squeeze(image, rep as u32));
+            visit(self.slice_of(k, rep), image, index);
         }
     }
 }
