@@ -37,6 +37,7 @@ pub enum DefenderMove {
 ///
 /// * attacker moves never leave the stage (they may change slice within it);
 /// * a defender move either stays in the stage or leads to a final, earlier stage;
+/// * no position has more than [`crate::kernel::MAX_MOVES`] defender moves or un-moves;
 /// * un-move functions return exactly the canonical positions that have a move to the orbit of
 ///   the given one (duplicates allowed; the kernel removes them).
 pub trait Game: Sync {

@@ -24,8 +24,8 @@
 use crate::atomic::ByteArray;
 use crate::game::{DefenderMove, Game, SliceId, Stage};
 use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
+use arrayvec::ArrayVec;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Read access to the attacker-to-move values of final, earlier stages.
@@ -78,15 +78,32 @@ pub enum KernelError {
 /// A position of the stage: the slice's slot in the stage and the key.
 type Entry = (u32, u64);
 
+/// A list of positions kept as the segments the parallel tasks produced, so that frontiers
+/// are never copied into one vector.
+type Segments = Vec<Vec<Entry>>;
+
+/// The most defender moves (or un-moves) one position may have.
+pub const MAX_MOVES: usize = 64;
 /// Indices are swept in chunks of this many slots per parallel task.
 const SWEEP_CHUNK: u64 = 1 << 15;
 /// Frontier lists are expanded in chunks of this many entries per parallel task.
 const FRONTIER_CHUNK: usize = 1 << 12;
+/// One bucket per possible value.
+const BUCKETS: usize = 256;
+
 struct StageArrays {
     attacker: Vec<ByteArray>,
     defender: Vec<ByteArray>,
     /// Remaining unresolved successor orbits of each defender-to-move position.
     counter: Vec<ByteArray>,
+}
+
+/// Splits segments into chunks for parallel expansion.
+fn chunks(segments: &Segments) -> Vec<&[Entry]> {
+    segments
+        .iter()
+        .flat_map(|s| s.chunks(FRONTIER_CHUNK))
+        .collect()
 }
 
 /// Solves `stage` of `game`, reading earlier stages through `finals`, and reports each ply to
@@ -139,7 +156,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             let start = chunk * SWEEP_CHUNK;
             let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
             let mut seeds = Seeds::default();
-            let mut in_stage: Vec<Entry> = Vec::with_capacity(16);
+            let mut in_stage: ArrayVec<Entry, MAX_MOVES> = ArrayVec::new();
             game.for_each_key(slice, start..end, |index, key| {
                 let i = index as usize;
                 if !game.is_canonical(slice, key) {
@@ -150,14 +167,16 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 in_stage.clear();
                 let mut exit_max: Option<Value> = None;
                 let mut escapes = false;
-                let mut foreign = None;
+                let mut problem = None;
                 game.defender_moves(slice, key, |mv| match mv {
                     DefenderMove::InStage(to, to_key) => {
                         let to_slot = slot(to);
                         if to_slot == u32::MAX {
-                            foreign = Some(to);
-                        } else if !in_stage.contains(&(to_slot, to_key)) {
-                            in_stage.push((to_slot, to_key));
+                            problem = Some(format!("defender move to {to:?} outside the stage"));
+                        } else if !in_stage.contains(&(to_slot, to_key))
+                            && in_stage.try_push((to_slot, to_key)).is_err()
+                        {
+                            problem = Some(format!("a position has more than {MAX_MOVES} moves"));
                         }
                     }
                     DefenderMove::Final(to, to_key) => {
@@ -169,8 +188,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         }
                     }
                 });
-                if let Some(to) = foreign {
-                    seeds.error = Some(format!("defender move to slice {to:?} outside the stage"));
+                if problem.is_some() {
+                    seeds.error = problem;
                     return;
                 }
                 if escapes {
@@ -184,34 +203,44 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 }
                 counter[s as usize][i].store(pending as u8, Relaxed);
                 if let Some(m) = exit_max {
-                    seeds.exits.entry(m).or_default().push((s, key));
+                    seeds.exits[m as usize].push((s, key));
                 }
             });
             seeds
         })
         .collect();
-    // Defender-to-move positions whose value becomes final at each ply (odd keys), and
-    // scheduled exit decrements (even keys).
-    let mut defender_final: BTreeMap<u32, Vec<Entry>> = BTreeMap::new();
-    let mut exits: BTreeMap<u32, Vec<Entry>> = BTreeMap::new();
+    // Defender-to-move positions whose value becomes final at each ply (odd plies), and
+    // scheduled exit decrements (even plies), indexed by ply.
+    let mut defender_final: Vec<Segments> = vec![Vec::new(); BUCKETS];
+    let mut exits: Vec<Segments> = vec![Vec::new(); BUCKETS];
     for seed in seeds {
         if let Some(what) = seed.error {
             return Err(contract(what));
         }
-        defender_final.entry(1).or_default().extend(seed.stalemates);
-        for (v, list) in seed.exits {
-            exits.entry(u32::from(v)).or_default().extend(list);
+        defender_final[1].push(seed.stalemates);
+        for (v, list) in seed.exits.into_iter().enumerate() {
+            if !list.is_empty() {
+                exits[v].push(list);
+            }
         }
     }
+    let last_scheduled = |buckets: &[Segments], from: usize| {
+        buckets[from..]
+            .iter()
+            .any(|b| b.iter().any(|s| !s.is_empty()))
+    };
 
-    let mut attacker_final: Vec<Entry> = Vec::new();
-    let mut ply = 1u32;
+    let mut attacker_final: Segments = Vec::new();
+    let mut ply = 1usize;
     loop {
-        let pending_later = defender_final.keys().next().is_some() || exits.keys().next().is_some();
-        if attacker_final.is_empty() && !pending_later {
+        let attacker_pending = attacker_final.iter().any(|s| !s.is_empty());
+        if !attacker_pending
+            && !last_scheduled(&defender_final, ply)
+            && !last_scheduled(&exits, ply)
+        {
             break;
         }
-        if ply > u32::from(VALUE_MAX) - 1 {
+        if ply + 1 > usize::from(VALUE_MAX) {
             return Err(KernelError::ValueOverflow {
                 stage: stage.name.clone(),
             });
@@ -219,9 +248,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         let next = (ply + 1) as Value;
         let (expanded, produced) = if ply % 2 == 1 {
             // Defender-to-move positions of value `ply` → attacker predecessors get `ply + 1`.
-            let frontier = defender_final.remove(&ply).unwrap_or_default();
-            let outs: Vec<Vec<Entry>> = frontier
-                .par_chunks(FRONTIER_CHUNK)
+            let frontier = std::mem::take(&mut defender_final[ply]);
+            attacker_final = chunks(&frontier)
+                .into_par_iter()
                 .map(|chunk| {
                     let mut out = Vec::new();
                     for &(s, key) in chunk {
@@ -243,12 +272,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     out
                 })
                 .collect();
-            attacker_final = outs.concat();
-            (frontier.len() as u64, attacker_final.len() as u64)
+            (count(&frontier), count(&attacker_final))
         } else {
             // Attacker-to-move positions of value `ply`, plus exit decrements scheduled here.
             let frontier = std::mem::take(&mut attacker_final);
-            let exit_list = exits.remove(&ply).unwrap_or_default();
+            let exit_list = std::mem::take(&mut exits[ply]);
             let decrement = |s: u32, key: u64, i: u64, out: &mut Vec<Entry>| {
                 let i = i as usize;
                 let counter = &counter[s as usize][i];
@@ -257,17 +285,18 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     out.push((s, key));
                 }
             };
-            let mut outs: Vec<Vec<Entry>> = frontier
-                .par_chunks(FRONTIER_CHUNK)
+            let mut resolved_now: Segments = chunks(&frontier)
+                .into_par_iter()
                 .map(|chunk| {
                     let mut out = Vec::new();
-                    let mut preds: Vec<(u32, u64, u64)> = Vec::with_capacity(16);
+                    let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
                     for &(s, key) in chunk {
                         preds.clear();
                         game.defender_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
                             let p = (slot(to), to_key, i);
                             if !preds.contains(&p) {
-                                preds.push(p);
+                                // The game's contract bounds un-moves per position by MAX_MOVES.
+                                preds.try_push(p).expect("at most MAX_MOVES un-moves");
                             }
                         });
                         for &(ps, pkey, pi) in &preds {
@@ -277,9 +306,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     out
                 })
                 .collect();
-            outs.extend(
-                exit_list
-                    .par_chunks(FRONTIER_CHUNK)
+            resolved_now.extend(
+                chunks(&exit_list)
+                    .into_par_iter()
                     .map(|chunk| {
                         let mut out = Vec::new();
                         for &(s, key) in chunk {
@@ -290,15 +319,12 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     })
                     .collect::<Vec<_>>(),
             );
-            let resolved: Vec<Entry> = outs.concat();
-            let n = resolved.len() as u64;
-            if !resolved.is_empty() {
-                defender_final.entry(ply + 1).or_default().extend(resolved);
-            }
-            ((frontier.len() + exit_list.len()) as u64, n)
+            let produced = count(&resolved_now);
+            defender_final[ply + 1].extend(resolved_now);
+            (count(&frontier) + count(&exit_list), produced)
         };
         on_ply(PlyReport {
-            ply: ply + 1,
+            ply: (ply + 1) as u32,
             resolved: produced,
             expanded,
         });
@@ -321,10 +347,24 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         .collect())
 }
 
-/// What one initialisation task found: positions final at ply 1, and exit decrements.
-#[derive(Default)]
+/// Number of entries in a segmented list.
+fn count(segments: &Segments) -> u64 {
+    segments.iter().map(|s| s.len() as u64).sum()
+}
+
+/// What one initialisation task found: positions final at ply 1, and exit decrements by ply.
 struct Seeds {
     stalemates: Vec<Entry>,
-    exits: BTreeMap<Value, Vec<Entry>>,
+    exits: Vec<Vec<Entry>>,
     error: Option<String>,
+}
+
+impl Default for Seeds {
+    fn default() -> Seeds {
+        Seeds {
+            stalemates: Vec::new(),
+            exits: vec![Vec::new(); BUCKETS],
+            error: None,
+        }
+    }
 }

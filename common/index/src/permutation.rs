@@ -62,22 +62,24 @@ impl BitPermutation {
     /// The image of `mask` (bits beyond the permutation's size must be clear).
     #[inline(always)]
     pub fn apply(&self, mask: u64) -> u64 {
-        let mut image = 0u64;
-        macro_rules! step {
-            ($chunk:expr) => {
-                if $chunk < self.chunks {
-                    image |= self.table[$chunk * 256 + (mask >> (8 * $chunk) & 0xff) as usize];
-                }
-            };
+        match self.chunks {
+            1 => self.apply_chunks::<1>(mask),
+            2 => self.apply_chunks::<2>(mask),
+            3 => self.apply_chunks::<3>(mask),
+            4 => self.apply_chunks::<4>(mask),
+            5 => self.apply_chunks::<5>(mask),
+            6 => self.apply_chunks::<6>(mask),
+            7 => self.apply_chunks::<7>(mask),
+            _ => self.apply_chunks::<8>(mask),
         }
-        step!(0);
-        step!(1);
-        step!(2);
-        step!(3);
-        step!(4);
-        step!(5);
-        step!(6);
-        step!(7);
+    }
+
+    #[inline(always)]
+    fn apply_chunks<const CHUNKS: usize>(&self, mask: u64) -> u64 {
+        let mut image = 0u64;
+        for chunk in 0..CHUNKS {
+            image |= self.table[chunk * 256 + (mask >> (8 * chunk) & 0xff) as usize];
+        }
         image
     }
 }

@@ -58,30 +58,31 @@ impl SubsetRanker {
 
     /// Colex rank of `mask` among subsets of the same size. Bits at or above `m` must be clear.
     #[inline(always)]
-    #[allow(unused_assignments)] // the last step's `below` update is dead by construction
     pub fn rank(&self, mask: u64) -> u64 {
+        // One predictable dispatch on the ranker's constant chunk count, then straight-line
+        // lookups: this runs once per generated move in the solver.
+        match self.chunks {
+            1 => self.rank_chunks::<1>(mask),
+            2 => self.rank_chunks::<2>(mask),
+            3 => self.rank_chunks::<3>(mask),
+            4 => self.rank_chunks::<4>(mask),
+            5 => self.rank_chunks::<5>(mask),
+            6 => self.rank_chunks::<6>(mask),
+            7 => self.rank_chunks::<7>(mask),
+            _ => self.rank_chunks::<8>(mask),
+        }
+    }
+
+    #[inline(always)]
+    fn rank_chunks<const CHUNKS: usize>(&self, mask: u64) -> u64 {
         let chunk_stride = (self.m as usize + 1) * 256;
         let mut rank = 0u64;
         let mut below = 0usize;
-        // Straight-line steps guarded by a per-ranker constant: the branches always go the same
-        // way, so this costs one lookup per byte and no loop control.
-        macro_rules! step {
-            ($chunk:expr) => {
-                if $chunk < self.chunks {
-                    let byte = (mask >> (8 * $chunk) & 0xff) as usize;
-                    rank += self.table[$chunk * chunk_stride + below * 256 + byte];
-                    below += byte.count_ones() as usize;
-                }
-            };
+        for chunk in 0..CHUNKS {
+            let byte = (mask >> (8 * chunk) & 0xff) as usize;
+            rank += self.table[chunk * chunk_stride + below * 256 + byte];
+            below += byte.count_ones() as usize;
         }
-        step!(0);
-        step!(1);
-        step!(2);
-        step!(3);
-        step!(4);
-        step!(5);
-        step!(6);
-        step!(7);
         rank
     }
 
