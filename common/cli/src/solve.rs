@@ -248,7 +248,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         let stage_started = Instant::now();
         let stage_slots = 2 * slots(i);
         let mut shown = 0u64;
-        let solved = pool.install(|| {
+        let (solved, times) = pool.install(|| {
             solve_stage(&game, stage, &finals, |report| {
                 let step = report.resolved.min(stage_slots - shown);
                 shown += step;
@@ -271,6 +271,9 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
                 stage = %stage.name,
                 slots = stage_slots,
                 compute_ms = compute.as_millis() as u64,
+                init_ms = times.init.as_millis() as u64,
+                attacker_plies_ms = times.attacker_plies.as_millis() as u64,
+                defender_plies_ms = times.defender_plies.as_millis() as u64,
                 write_ms = (stage_started.elapsed() - compute).as_millis() as u64,
                 "stage finished"
             )

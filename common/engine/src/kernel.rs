@@ -27,6 +27,7 @@ use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
 
 /// Read access to the attacker-to-move values of final, earlier stages.
 pub trait FinalValues: Sync {
@@ -54,6 +55,17 @@ pub struct PlyReport {
     pub resolved: u64,
     /// How many positions were expanded (un-moved from) in this ply.
     pub expanded: u64,
+}
+
+/// Where a stage's time went.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    /// The initial sweep over defender-to-move positions.
+    pub init: std::time::Duration,
+    /// Odd plies: expanding defender-to-move frontiers (attacker un-moves).
+    pub attacker_plies: std::time::Duration,
+    /// Even plies: expanding attacker-to-move frontiers (defender un-moves, counters).
+    pub defender_plies: std::time::Duration,
 }
 
 /// Why a stage could not be solved.
@@ -113,7 +125,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     stage: &Stage,
     finals: &F,
     mut on_ply: impl FnMut(PlyReport),
-) -> Result<Vec<SolvedSlice>, KernelError> {
+) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
+    let mut times = StageTimes::default();
+    let clock = Instant::now();
     let mut slot_of = vec![u32::MAX; game.slice_count()];
     for (slot, slice) in stage.slices.iter().enumerate() {
         slot_of[slice.0 as usize] = slot as u32;
@@ -230,6 +244,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             .any(|b| b.iter().any(|s| !s.is_empty()))
     };
 
+    times.init = clock.elapsed();
     let mut attacker_final: Segments = Vec::new();
     let mut ply = 1usize;
     loop {
@@ -246,6 +261,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             });
         }
         let next = (ply + 1) as Value;
+        let ply_clock = Instant::now();
         let (expanded, produced) = if ply % 2 == 1 {
             // Defender-to-move positions of value `ply` → attacker predecessors get `ply + 1`.
             let frontier = std::mem::take(&mut defender_final[ply]);
@@ -323,6 +339,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             defender_final[ply + 1].extend(resolved_now);
             (count(&frontier) + count(&exit_list), produced)
         };
+        if ply % 2 == 1 {
+            times.attacker_plies += ply_clock.elapsed();
+        } else {
+            times.defender_plies += ply_clock.elapsed();
+        }
         on_ply(PlyReport {
             ply: (ply + 1) as u32,
             resolved: produced,
@@ -335,7 +356,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let StageArrays {
         attacker, defender, ..
     } = arrays;
-    Ok(stage
+    let solved = stage
         .slices
         .iter()
         .zip(attacker.into_iter().zip(defender))
@@ -344,7 +365,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             attacker,
             defender,
         })
-        .collect())
+        .collect();
+    Ok((solved, times))
 }
 
 /// Number of entries in a segmented list.

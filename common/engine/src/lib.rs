@@ -16,5 +16,5 @@ pub mod value;
 
 pub use atomic::ByteArray;
 pub use game::{DefenderMove, Game, SliceId, Stage};
-pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice};
+pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice, StageTimes};
 pub use value::{Side, Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
