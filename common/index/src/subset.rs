@@ -21,6 +21,8 @@ pub struct SubsetRanker {
     /// The same table in 32 bits when every rank fits (m <= 34): half the cache footprint, which
     /// keeps the part a solve touches in L1.
     narrow: Option<Vec<u32>>,
+    /// `2^m - 1`.
+    cells_mask: u64,
 }
 
 impl SubsetRanker {
@@ -62,6 +64,7 @@ impl SubsetRanker {
             chunks,
             table,
             narrow,
+            cells_mask: (1u64 << m) - 1,
         }
     }
 
@@ -70,7 +73,7 @@ impl SubsetRanker {
         self.m
     }
 
-    /// Colex rank of `mask` among subsets of the same size. Bits at or above `m` must be clear.
+    /// Colex rank of `mask` among subsets of the same size. Bits at or above `m` are ignored.
     #[inline(always)]
     pub fn rank(&self, mask: u64) -> u64 {
         // One predictable dispatch on the ranker's constant chunk count, then straight-line
@@ -89,6 +92,11 @@ impl SubsetRanker {
 
     #[inline(always)]
     fn rank_chunks<const CHUNKS: usize>(&self, mask: u64) -> u64 {
+        // Clearing bits at or above `m` bounds every index below: `chunk < CHUNKS == chunks`,
+        // `below <= m` (set bits of lower chunks), `byte < 256`, so
+        // `(chunk * (m + 1) + below) * 256 + byte < chunks * (m + 1) * 256 == table.len()`.
+        let mask = mask & self.cells_mask;
+        debug_assert_eq!(CHUNKS, self.chunks);
         let chunk_stride = (self.m as usize + 1) * 256;
         let mut rank = 0u64;
         let mut below = 0usize;
@@ -96,14 +104,18 @@ impl SubsetRanker {
             Some(narrow) => {
                 for chunk in 0..CHUNKS {
                     let byte = (mask >> (8 * chunk) & 0xff) as usize;
-                    rank += u64::from(narrow[chunk * chunk_stride + below * 256 + byte]);
+                    let index = chunk * chunk_stride + below * 256 + byte;
+                    // SAFETY: in bounds by the argument above.
+                    rank += u64::from(unsafe { *narrow.get_unchecked(index) });
                     below += byte.count_ones() as usize;
                 }
             }
             None => {
                 for chunk in 0..CHUNKS {
                     let byte = (mask >> (8 * chunk) & 0xff) as usize;
-                    rank += self.table[chunk * chunk_stride + below * 256 + byte];
+                    let index = chunk * chunk_stride + below * 256 + byte;
+                    // SAFETY: in bounds by the argument above.
+                    rank += unsafe { *self.table.get_unchecked(index) };
                     below += byte.count_ones() as usize;
                 }
             }
