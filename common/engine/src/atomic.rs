@@ -11,7 +11,7 @@
 
 use memmap2::{Advice, MmapMut};
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::AtomicU8;
+use std::sync::atomic::{AtomicU64, AtomicU8};
 
 /// A zero-initialised, huge-page-backed byte array.
 pub struct ByteArray {
@@ -38,6 +38,27 @@ impl ByteArray {
         let mut array = ByteArray::zeroed(bytes.len());
         array.copy_from_slice(bytes);
         array
+    }
+
+    /// The bytes as 64-bit relaxed atomics (bitmaps), for concurrent updates. The length must
+    /// be a multiple of 8.
+    pub fn atomic_words(&self) -> &[AtomicU64] {
+        let bytes: &[u8] = self;
+        assert!(
+            bytes.len() % 8 == 0,
+            "word array length must be a multiple of 8"
+        );
+        if bytes.is_empty() {
+            return &[];
+        }
+        assert!(
+            bytes.as_ptr() as usize % 8 == 0,
+            "memory maps are page-aligned"
+        );
+        // SAFETY: AtomicU64 has the size and bit validity of u64; the map is page-aligned (so
+        // 8-aligned, checked above) and the length is a multiple of 8; no `&mut` can exist
+        // while `self` is borrowed.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU64>(), bytes.len() / 8) }
     }
 
     /// The bytes as relaxed atomics, for concurrent updates.

@@ -148,10 +148,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let defender: Vec<_> = arrays.defender.iter().map(ByteArray::atomics).collect();
     let counter: Vec<_> = arrays.counter.iter().map(ByteArray::atomics).collect();
     // One bit per attacker-to-move slot: set once the slot's value is known.
-    let resolved: Vec<Vec<AtomicU64>> = lens
+    let bitmaps: Vec<ByteArray> = lens
         .iter()
-        .map(|&n| (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+        .map(|&n| ByteArray::zeroed(n.div_ceil(64) as usize * 8))
         .collect();
+    let resolved: Vec<&[AtomicU64]> = bitmaps.iter().map(ByteArray::atomic_words).collect();
     let contract = |what: String| KernelError::Contract {
         stage: stage.name.clone(),
         what,
