@@ -45,14 +45,14 @@ impl ByteArray {
     pub fn atomic_words(&self) -> &[AtomicU64] {
         let bytes: &[u8] = self;
         assert!(
-            bytes.len() % 8 == 0,
+            bytes.len().is_multiple_of(8),
             "word array length must be a multiple of 8"
         );
         if bytes.is_empty() {
             return &[];
         }
         assert!(
-            bytes.as_ptr() as usize % 8 == 0,
+            (bytes.as_ptr() as usize).is_multiple_of(8),
             "memory maps are page-aligned"
         );
         // SAFETY: AtomicU64 has the size and bit validity of u64; the map is page-aligned (so

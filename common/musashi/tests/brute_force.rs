@@ -1,0 +1,133 @@
+//! The kernel against a brute-force solver, on every raw position of small boards.
+//!
+//! The brute force iterates the defining recurrence synchronously over all positions (no
+//! symmetry, no frontiers, no slices): after `t` rounds exactly the positions whose value is at
+//! most `t` are non-zero, with their exact value, so the fixpoint is the true value table.
+
+use retro_engine::{solve_stage, FinalValues, Game, SliceId, NON_CANONICAL};
+use retro_musashi::rules::moves;
+use retro_musashi::{Board, Musashi, Position, Side};
+use std::collections::HashMap;
+
+/// Values of every raw position with at most `max_browns` browns, by the definition.
+fn brute_force(board: &Board, max_browns: usize) -> HashMap<Position, u8> {
+    let n = board.len();
+    let mut positions = Vec::new();
+    for k in 0..=max_browns.min(n - 1) {
+        // Every k-subset of the n points, in increasing mask order (Gosper's hack).
+        let mut browns: u64 = (1 << k) - 1;
+        while browns < 1 << n {
+            for black in (0..n).filter(|&b| browns >> b & 1 == 0) {
+                for side in [Side::Brown, Side::Black] {
+                    positions.push(Position {
+                        black,
+                        browns,
+                        side,
+                    });
+                }
+            }
+            if k == 0 {
+                break;
+            }
+            browns = retro_index::next_subset(browns);
+        }
+    }
+    let index: HashMap<Position, usize> =
+        positions.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let successors: Vec<Vec<usize>> = positions
+        .iter()
+        .map(|p| {
+            moves(board, p)
+                .into_iter()
+                .map(|(_, q)| index[&q])
+                .collect()
+        })
+        .collect();
+    let mut value = vec![0u8; positions.len()];
+    loop {
+        let next: Vec<u8> = positions
+            .iter()
+            .zip(&successors)
+            .map(|(p, succ)| {
+                let vals = succ.iter().map(|&q| value[q]);
+                match p.side {
+                    Side::Black if vals.clone().any(|v| v == 0) => 0,
+                    Side::Black => 1 + vals.max().unwrap_or(0),
+                    Side::Brown => vals.filter(|&v| v > 0).min().map_or(0, |m| m + 1),
+                }
+            })
+            .collect();
+        if next == value {
+            return positions.into_iter().zip(value).collect();
+        }
+        value = next;
+    }
+}
+
+struct Finals(HashMap<SliceId, Vec<u8>>);
+
+impl FinalValues for Finals {
+    fn attacker_value(&self, slice: SliceId, index: u64) -> u8 {
+        self.0[&slice][index as usize]
+    }
+}
+
+/// Solves with the kernel and compares every raw position with the brute force.
+fn compare(board: Board, max_browns: usize) {
+    let expected = brute_force(&board, max_browns);
+    let game = Musashi::new(board.clone(), Some(max_browns));
+    let mut finals = Finals(HashMap::new());
+    let mut tables: HashMap<SliceId, (Vec<u8>, Vec<u8>)> = HashMap::new();
+    for stage in game.stages() {
+        let (solved, _) = solve_stage(&game, &stage, &finals, |_| {}).unwrap();
+        for s in solved {
+            finals.0.insert(s.slice, s.attacker.to_vec());
+            tables.insert(s.slice, (s.attacker.to_vec(), s.defender.to_vec()));
+        }
+    }
+    let mut checked = 0;
+    for (pos, &want) in &expected {
+        let (slice, _, index) = game.locate(pos.black, pos.browns);
+        let (brown, black) = &tables[&slice];
+        let have = match pos.side {
+            Side::Brown => brown[index as usize],
+            Side::Black => black[index as usize],
+        };
+        assert_ne!(
+            have,
+            NON_CANONICAL,
+            "{}: canonical slot marked",
+            pos.notation(&board)
+        );
+        assert_eq!(have, want, "{} on {}", pos.notation(&board), board.name);
+        checked += 1;
+    }
+    assert!(checked > 1000, "only {checked} positions");
+}
+
+#[test]
+fn three_by_three_board_every_position() {
+    let text = "name: B9\npoints: 00 01 02 10 11 12 20 21 22\n\
+                edges: 00-01 01-02 10-11 11-12 20-21 21-22 00-10 10-20 01-11 11-21 02-12 12-22\n\
+                edges: 00-11 11-22 02-11 11-20\n";
+    compare(Board::from_text(text).unwrap(), 8);
+}
+
+#[test]
+fn asymmetric_board_with_long_segments_every_position() {
+    // No symmetry at all, two long segments, a triangle: exercises captures across stages.
+    let text = "name: ODD\npoints: 00 10 20 30 01 11 21 02 12 22 40\n\
+                edges: 00-10 10-20 20-30 30-40 00-01 01-02 10-11 11-12 20-21 21-22 01-11 11-21 02-12 12-22\n\
+                edges: 00-11 11-22 20-11 11-02 00-20\n";
+    compare(Board::from_text(text).unwrap(), 10);
+}
+
+#[test]
+fn board25_up_to_four_browns() {
+    compare(Board::builtin("BOARD25").unwrap(), 4);
+}
+
+#[test]
+fn board31_up_to_four_browns() {
+    compare(Board::builtin("BOARD31").unwrap(), 4);
+}
