@@ -186,3 +186,34 @@ fn rerun_is_a_no_op_and_damaged_or_missing_slices_are_recomputed() {
     let expected = std::fs::read_to_string(shared("reference/board25-counts.csv")).unwrap();
     assert_eq!(retro_ok(&["counts", "--out", s(&dir)]), expected);
 }
+
+#[test]
+fn stalemates_have_their_defined_values() {
+    // Black in the corner, all three neighbours brown, no capture possible: brown has won.
+    let text = retro_ok(&[
+        "probe",
+        "--out",
+        s(solved()),
+        "Xo...,oo...,.....,.....,.....",
+        "black",
+    ]);
+    assert!(text.contains("value 1: black has no move"), "{text}");
+    assert!(text.contains("black has no legal move"), "{text}");
+    // Brown without a legal move (no pieces at all, or a full board): black wins.
+    let text = retro_ok(&[
+        "probe",
+        "--out",
+        s(solved()),
+        "X....,.....,.....,.....,.....",
+        "brown",
+    ]);
+    assert!(text.contains("value 0: black wins"), "{text}");
+    let text = retro_ok(&[
+        "probe",
+        "--out",
+        s(solved()),
+        "Xoooo,ooooo,ooooo,ooooo,ooooo",
+        "brown",
+    ]);
+    assert!(text.contains("value 0: black wins"), "{text}");
+}

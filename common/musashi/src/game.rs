@@ -206,7 +206,7 @@ impl Game for Musashi {
     #[inline(always)]
     fn is_canonical(&self, slice: SliceId, key: u64) -> bool {
         let (_, rep) = self.slice_parts(slice);
-        self.board.symmetry.minimise(rep, key) == key
+        self.board.symmetry.is_canonical(rep, key)
     }
 
     #[inline(always)]

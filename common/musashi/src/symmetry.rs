@@ -129,6 +129,15 @@ impl Symmetry {
         (r, self.minimise(r, image))
     }
 
+    /// Whether `browns` (black on the representative `rep`) is its own canonical image. Stops
+    /// at the first smaller image, so non-canonical masks usually cost one permutation.
+    #[inline(always)]
+    pub fn is_canonical(&self, rep: usize, browns: u64) -> bool {
+        self.stabiliser[rep]
+            .iter()
+            .all(|&g| self.elements[g as usize].apply(browns) >= browns)
+    }
+
     /// The smallest image of `browns` under the stabiliser of the representative `rep`.
     #[inline(always)]
     pub fn minimise(&self, rep: usize, browns: u64) -> u64 {
