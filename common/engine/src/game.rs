@@ -63,9 +63,10 @@ pub trait Game: Sync {
     /// Every defender move from the defender-to-move position `(slice, key)`; none means the
     /// defender is stalemated (the attacker has won).
     fn defender_moves(&self, slice: SliceId, key: u64, visit: impl FnMut(DefenderMove));
-    /// Every attacker move from the attacker-to-move position `(slice, key)` (for probing and
-    /// verification; the kernel itself only un-moves).
-    fn attacker_moves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64));
+    /// Every attacker move from the attacker-to-move position `(slice, key)`, as
+    /// `visit(slice, key, index)` of the canonical successor (the kernel pulls with these in
+    /// late plies; verification evaluates the recurrence with them).
+    fn attacker_moves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
     /// Attacker-to-move positions with an attacker move to the defender-to-move `(slice, key)`,
     /// as `visit(slice, key, index)`: the game computes the index, which it can do faster than a
     /// separate [`Game::index`] call because it knows the target slice.

@@ -90,6 +90,9 @@ pub enum KernelError {
 /// A position of the stage: the slice's slot in the stage and the key.
 type Entry = (u32, u64);
 
+/// An unresolved attacker-to-move position awaiting a pull: slot, key and index.
+type Pending = (u32, u64, u64);
+
 /// A list of positions kept as the segments the parallel tasks produced, so that frontiers
 /// are never copied into one vector.
 type Segments = Vec<Vec<Entry>>;
@@ -177,8 +180,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 if !game.is_canonical(slice, key) {
                     attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
                     defender[s as usize][i].store(NON_CANONICAL, Relaxed);
+                    // Marked resolved, so that a late-ply pull never visits it.
+                    resolved[s as usize][i / 64].fetch_or(1 << (i % 64), Relaxed);
                     return;
                 }
+                seeds.canonical += 1;
                 in_stage.clear();
                 let mut exit_max: Option<Value> = None;
                 let mut escapes = false;
@@ -228,6 +234,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     // scheduled exit decrements (even plies), indexed by ply.
     let mut defender_final: Vec<Segments> = vec![Vec::new(); BUCKETS];
     let mut exits: Vec<Segments> = vec![Vec::new(); BUCKETS];
+    // Canonical attacker-to-move positions not yet resolved.
+    let mut attacker_unresolved: u64 = seeds.iter().map(|s| s.canonical).sum();
+    // Once few attacker positions remain unresolved, they are listed and pulled (see below).
+    let mut pull_list: Option<Vec<Pending>> = None;
     for seed in seeds {
         if let Some(what) = seed.error {
             return Err(contract(what));
@@ -264,31 +274,81 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         let next = (ply + 1) as Value;
         let ply_clock = Instant::now();
         let (expanded, produced) = if ply % 2 == 1 {
-            // Defender-to-move positions of value `ply` → attacker predecessors get `ply + 1`.
+            // Defender-to-move positions of value `ply` are final; attacker positions with a
+            // move to one of them get `ply + 1`. Early on, few defender positions are final:
+            // push from each to its attacker predecessors. Late, the frontier can be far larger
+            // than the set of attacker positions still unresolved: then pull, checking each
+            // unresolved position's successors for one of value `ply` (the same set results).
             let frontier = std::mem::take(&mut defender_final[ply]);
-            attacker_final = chunks(&frontier)
-                .into_par_iter()
-                .map(|chunk| {
-                    let mut out = Vec::new();
-                    for &(s, key) in chunk {
-                        game.attacker_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
-                            let to_slot = slot(to) as usize;
+            let frontier_len = count(&frontier);
+            if pull_list.is_none() && attacker_unresolved < frontier_len {
+                pull_list = Some(list_unresolved(game, stage, &lens, &resolved));
+            }
+            let pull = pull_list
+                .as_ref()
+                .is_some_and(|list| (list.len() as u64) < frontier_len);
+            if pull {
+                let list = pull_list.take().expect("checked above");
+                let results: Vec<(Vec<Pending>, Vec<Entry>)> = list
+                    .par_chunks(FRONTIER_CHUNK)
+                    .map(|chunk| {
+                        let (mut keep, mut out) = (Vec::new(), Vec::new());
+                        for &(s, key, i) in chunk {
                             let i = i as usize;
-                            // Most targets are already resolved; the bitmap answers that from
-                            // cache, and only a first visit touches the value array.
-                            let word = &resolved[to_slot][i / 64];
-                            let bit = 1u64 << (i % 64);
-                            if word.load(Relaxed) & bit == 0
-                                && word.fetch_or(bit, Relaxed) & bit == 0
-                            {
-                                attacker[to_slot][i].store(next, Relaxed);
-                                out.push((to_slot as u32, to_key));
+                            let (word, bit) = (&resolved[s as usize][i / 64], 1u64 << (i % 64));
+                            if word.load(Relaxed) & bit != 0 {
+                                continue; // resolved by an earlier push ply
                             }
-                        });
-                    }
-                    out
-                })
-                .collect();
+                            let mut found = false;
+                            game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
+                                found = found
+                                    || defender[slot(to) as usize][ti as usize].load(Relaxed)
+                                        == ply as Value;
+                            });
+                            if found {
+                                word.fetch_or(bit, Relaxed);
+                                attacker[s as usize][i].store(next, Relaxed);
+                                out.push((s, key));
+                            } else {
+                                keep.push((s, key, i as u64));
+                            }
+                        }
+                        (keep, out)
+                    })
+                    .collect();
+                let (keep, out): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+                pull_list = Some(keep.concat());
+                attacker_final = out;
+            } else {
+                attacker_final = chunks(&frontier)
+                    .into_par_iter()
+                    .map(|chunk| {
+                        let mut out = Vec::new();
+                        for &(s, key) in chunk {
+                            game.attacker_unmoves(
+                                stage.slices[s as usize],
+                                key,
+                                |to, to_key, i| {
+                                    let to_slot = slot(to) as usize;
+                                    let i = i as usize;
+                                    // Most targets are already resolved; the bitmap answers that
+                                    // from cache, and only a first visit touches the value array.
+                                    let word = &resolved[to_slot][i / 64];
+                                    let bit = 1u64 << (i % 64);
+                                    if word.load(Relaxed) & bit == 0
+                                        && word.fetch_or(bit, Relaxed) & bit == 0
+                                    {
+                                        attacker[to_slot][i].store(next, Relaxed);
+                                        out.push((to_slot as u32, to_key));
+                                    }
+                                },
+                            );
+                        }
+                        out
+                    })
+                    .collect();
+            }
+            attacker_unresolved -= count(&attacker_final);
             (count(&frontier), count(&attacker_final))
         } else {
             // Attacker-to-move positions of value `ply`, plus exit decrements scheduled here.
@@ -370,6 +430,41 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     Ok((solved, times))
 }
 
+/// Every attacker-to-move slot whose resolved bit is clear (canonical, not yet resolved).
+fn list_unresolved<G: Game>(
+    game: &G,
+    stage: &Stage,
+    lens: &[u64],
+    resolved: &[&[AtomicU64]],
+) -> Vec<Pending> {
+    const WORDS: usize = 1 << 10;
+    let tasks: Vec<(usize, usize)> = resolved
+        .iter()
+        .enumerate()
+        .flat_map(|(s, words)| (0..words.len().div_ceil(WORDS)).map(move |c| (s, c)))
+        .collect();
+    tasks
+        .par_iter()
+        .map(|&(s, c)| {
+            let mut out = Vec::new();
+            let words = &resolved[s][c * WORDS..((c + 1) * WORDS).min(resolved[s].len())];
+            for (w, word) in words.iter().enumerate() {
+                let mut clear = !word.load(Relaxed);
+                while clear != 0 {
+                    let index = ((c * WORDS + w) * 64) as u64 + u64::from(clear.trailing_zeros());
+                    clear &= clear - 1;
+                    if index < lens[s] {
+                        let slice = stage.slices[s];
+                        out.push((s as u32, game.key(slice, index), index));
+                    }
+                }
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .concat()
+}
+
 /// Number of entries in a segmented list.
 fn count(segments: &Segments) -> u64 {
     segments.iter().map(|s| s.len() as u64).sum()
@@ -377,6 +472,7 @@ fn count(segments: &Segments) -> u64 {
 
 /// What one initialisation task found: positions final at ply 1, and exit decrements by ply.
 struct Seeds {
+    canonical: u64,
     stalemates: Vec<Entry>,
     exits: Vec<Vec<Entry>>,
     error: Option<String>,
@@ -385,6 +481,7 @@ struct Seeds {
 impl Default for Seeds {
     fn default() -> Seeds {
         Seeds {
+            canonical: 0,
             stalemates: Vec::new(),
             exits: vec![Vec::new(); BUCKETS],
             error: None,

@@ -40,7 +40,7 @@ pub fn attacker_value<G: Game, E>(
     mut defender_value: impl FnMut(SliceId, u64) -> Result<Value, E>,
 ) -> Result<Value, E> {
     let mut moves = Vec::new();
-    game.attacker_moves(slice, key, |s, k| moves.push((s, k)));
+    game.attacker_moves(slice, key, |s, k, _| moves.push((s, k)));
     let mut best: Option<Value> = None;
     for (s, k) in moves {
         let v = defender_value(s, k)?;

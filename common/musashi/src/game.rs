@@ -227,16 +227,22 @@ impl Game for Musashi {
         }
     }
 
-    fn attacker_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64)) {
-        self.brown_moves(slice, key, |_, target| visit(slice, target));
+    #[inline(always)]
+    fn attacker_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64, u64)) {
+        let (_, black) = self.slice_parts(slice);
+        self.brown_moves(slice, key, |_, target| {
+            visit(
+                slice,
+                target,
+                self.ranker.rank(squeeze(target, black as u32)),
+            )
+        });
     }
 
     #[inline(always)]
-    fn attacker_unmoves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64, u64)) {
+    fn attacker_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64)) {
         // Brown moves are reversible and never capture: un-moves are exactly the moves.
-        self.brown_moves(slice, key, |rep, target| {
-            visit(slice, target, self.ranker.rank(squeeze(target, rep)))
-        });
+        self.attacker_moves(slice, key, visit)
     }
 
     #[inline(always)]
