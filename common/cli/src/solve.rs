@@ -22,6 +22,7 @@ use retro_store::table::file_checksum;
 use retro_store::{write_atomic, Manifest, SliceRecord, SliceTable, TableWriter};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 use tracing::{info, warn};
 
@@ -40,8 +41,9 @@ pub struct SolveOptions {
 /// File name of the count table written next to the tables.
 pub const COUNTS_FILE: &str = "counts.csv";
 
-/// Attacker-to-move arrays of finished slices, indexed by slice id.
-struct Finals(Vec<Option<ByteArray>>);
+/// Attacker-to-move arrays of finished slices, indexed by slice id (shared, so that a stage
+/// reads them without holding the scheduler's lock).
+struct Finals(Vec<Option<Arc<ByteArray>>>);
 
 impl FinalValues for Finals {
     fn attacker_value(&self, slice: SliceId, index: u64) -> Value {
@@ -193,23 +195,22 @@ pub struct SolveSummary {
 }
 
 /// Solves `game` into `opts.out`, resuming what is already there.
+///
+/// Stages are solved as soon as the stages they read are finished, two at a time when there are
+/// several threads: in Musashi a capture removes an even number of browns, so the even and the
+/// odd brown counts form two independent chains, and running one stage of each fills the cores
+/// when one stage's plies run out of parallel work. Each finished stage's tables are written and
+/// the manifest saved before the stage counts as finished.
 pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
     let mut manifest = open_output(out, &game)?;
     let stages = game.stages();
-    let mut done = check_finished(out, &game, &mut manifest);
+    let done = check_finished(out, &game, &mut manifest);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
         .context("cannot start worker threads")?;
-    // The last stage that reads each stage's values: after it, they can leave memory.
-    let mut last_use: Vec<usize> = (0..stages.len()).collect();
-    for (i, s) in stages.iter().enumerate() {
-        for &d in &s.depends_on {
-            last_use[d] = last_use[d].max(i);
-        }
-    }
     let slots = |i: usize| -> u64 { stages[i].slices.iter().map(|&s| game.slice_len(s)).sum() };
     let total_slots: u64 = (0..stages.len()).map(|i| 2 * slots(i)).sum();
     let bar = if opts.quiet {
@@ -224,48 +225,155 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let mut finals = Finals((0..game.slice_count()).map(|_| None).collect());
-    let mut solved_positions = 0u64;
-    for (i, stage) in stages.iter().enumerate() {
-        if done[i] {
-            bar.inc(2 * slots(i));
-            continue;
+    for (i, _) in done.iter().enumerate().filter(|(_, &d)| d) {
+        bar.inc(2 * slots(i));
+    }
+    // How many unfinished stages still read each stage: when it reaches 0, its values leave
+    // memory.
+    let mut readers = vec![0usize; stages.len()];
+    for (_, s) in stages.iter().enumerate().filter(|(i, _)| !done[*i]) {
+        for &d in &s.depends_on {
+            readers[d] += 1;
         }
-        for &d in &stage.depends_on {
-            for &s in &stages[d].slices {
-                if finals.0[s.0 as usize].is_none() {
-                    let record = manifest
-                        .slices
-                        .iter()
-                        .find(|r| r.id == s.0)
-                        .expect("dependencies are finished");
-                    let table = SliceTable::open(&out.join(&record.file))?;
-                    let values = table.read_section(0)?;
-                    finals.0[s.0 as usize] = Some(ByteArray::from_slice(&values));
+    }
+    let state = Mutex::new(Schedule {
+        manifest,
+        running: vec![false; stages.len()],
+        done,
+        finals: (0..game.slice_count()).map(|_| None).collect(),
+        readers,
+        solved_positions: 0,
+        error: None,
+    });
+    let wake = Condvar::new();
+    let parallel_stages = if opts.threads > 1 { 2 } else { 1 };
+    std::thread::scope(|scope| {
+        for _ in 0..parallel_stages {
+            scope.spawn(|| {
+                if let Err(e) = stage_worker(&game, &stages, opts, &pool, &bar, &state, &wake) {
+                    let mut st = state.lock().expect("schedule lock");
+                    st.error.get_or_insert(e);
+                    wake.notify_all();
                 }
-            }
+            });
         }
+    });
+    bar.finish_and_clear();
+    let st = state.into_inner().expect("schedule lock");
+    if let Some(e) = st.error {
+        return Err(e);
+    }
+    let table = format_count_table(&count_rows_from_manifest(&game, &st.manifest));
+    write_atomic(&out.join(COUNTS_FILE), table.as_bytes())?;
+    Ok(SolveSummary {
+        solved_positions: st.solved_positions,
+        seconds: started.elapsed().as_secs_f64(),
+        start: start_value(&game, out)?,
+    })
+}
+
+/// The driver's shared state: which stages are finished or running, and the final values
+/// later stages read.
+struct Schedule {
+    manifest: Manifest,
+    done: Vec<bool>,
+    running: Vec<bool>,
+    finals: Vec<Option<Arc<ByteArray>>>,
+    readers: Vec<usize>,
+    solved_positions: u64,
+    error: Option<anyhow::Error>,
+}
+
+/// Takes ready stages (all they read finished) one at a time, until none is left or another
+/// worker failed.
+fn stage_worker(
+    game: &Musashi,
+    stages: &[retro_engine::Stage],
+    opts: &SolveOptions,
+    pool: &rayon::ThreadPool,
+    bar: &ProgressBar,
+    state: &Mutex<Schedule>,
+    wake: &Condvar,
+) -> Result<()> {
+    let out = &opts.out;
+    loop {
+        // Pick a ready stage, and note which finished tables it needs loaded from disk.
+        let mut st = state.lock().expect("schedule lock");
+        let (i, mut finals, to_load) = loop {
+            if st.error.is_some() || st.done.iter().all(|&d| d) {
+                return Ok(());
+            }
+            let ready = (0..stages.len()).find(|&i| {
+                !st.done[i] && !st.running[i] && stages[i].depends_on.iter().all(|&d| st.done[d])
+            });
+            if let Some(i) = ready {
+                st.running[i] = true;
+                let mut to_load = Vec::new();
+                for &d in &stages[i].depends_on {
+                    for &s in &stages[d].slices {
+                        if st.finals[s.0 as usize].is_none() {
+                            let record = st.manifest.slices.iter().find(|r| r.id == s.0);
+                            let record = record.expect("finished stages have records");
+                            to_load.push((s, out.join(&record.file)));
+                        }
+                    }
+                }
+                break (i, Finals(st.finals.clone()), to_load);
+            }
+            st = wake.wait(st).expect("schedule lock");
+        };
+        drop(st);
+        for (slice, path) in to_load {
+            let values = SliceTable::open(&path)?.read_section(0)?;
+            let values = Arc::new(ByteArray::from_slice(&values));
+            finals.0[slice.0 as usize] = Some(values.clone());
+            state.lock().expect("schedule lock").finals[slice.0 as usize] = Some(values);
+        }
+        let stage = &stages[i];
         let stage_started = Instant::now();
-        let stage_slots = 2 * slots(i);
+        let stage_slots = 2 * stages[i]
+            .slices
+            .iter()
+            .map(|&s| game.slice_len(s))
+            .sum::<u64>();
         let mut shown = 0u64;
         let (solved, times) = pool.install(|| {
-            solve_stage(&game, stage, &finals, |report| {
+            solve_stage(game, stage, &finals, |report| {
                 let step = report.resolved.min(stage_slots - shown);
                 shown += step;
                 bar.inc(step);
                 bar.set_message(format!("{} ply {}", stage.name, report.ply));
             })
         })?;
+        drop(finals);
         bar.inc(stage_slots - shown);
         let compute = stage_started.elapsed();
-        let records = pool.install(|| write_stage(out, &game, i, &solved, opts.level))?;
-        manifest.slices.retain(|r| r.stage != i);
-        manifest.slices.extend(records);
-        manifest.slices.sort_by_key(|r| r.id);
-        done[i] = true;
-        manifest.complete = done.iter().all(|&d| d);
-        manifest.save(out)?;
-        solved_positions += stage_slots;
+        let records = pool.install(|| write_stage(out, game, i, &solved, opts.level))?;
+        let write = stage_started.elapsed() - compute;
+        let mut st = state.lock().expect("schedule lock");
+        st.manifest.slices.retain(|r| r.stage != i);
+        st.manifest.slices.extend(records);
+        st.manifest.slices.sort_by_key(|r| r.id);
+        st.done[i] = true;
+        st.running[i] = false;
+        st.manifest.complete = st.done.iter().all(|&d| d);
+        st.manifest.save(out)?;
+        st.solved_positions += stage_slots;
+        if st.readers[i] > 0 {
+            for s in solved {
+                st.finals[s.slice.0 as usize] = Some(Arc::new(s.attacker));
+            }
+        }
+        for &d in &stage.depends_on {
+            st.readers[d] -= 1;
+            if st.readers[d] == 0 {
+                for &slice in &stages[d].slices {
+                    st.finals[slice.0 as usize] = None;
+                }
+            }
+        }
+        wake.notify_all();
+        drop(st);
         bar.suspend(|| {
             info!(
                 stage = %stage.name,
@@ -274,29 +382,11 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
                 init_ms = times.init.as_millis() as u64,
                 attacker_plies_ms = times.attacker_plies.as_millis() as u64,
                 defender_plies_ms = times.defender_plies.as_millis() as u64,
-                write_ms = (stage_started.elapsed() - compute).as_millis() as u64,
+                write_ms = write.as_millis() as u64,
                 "stage finished"
             )
         });
-        for s in solved {
-            finals.0[s.slice.0 as usize] = Some(s.attacker);
-        }
-        for (j, s) in stages.iter().enumerate().take(i + 1) {
-            if last_use[j] <= i {
-                for &slice in &s.slices {
-                    finals.0[slice.0 as usize] = None;
-                }
-            }
-        }
     }
-    bar.finish_and_clear();
-    let table = format_count_table(&count_rows_from_manifest(&game, &manifest));
-    write_atomic(&out.join(COUNTS_FILE), table.as_bytes())?;
-    Ok(SolveSummary {
-        solved_positions,
-        seconds: started.elapsed().as_secs_f64(),
-        start: start_value(&game, out)?,
-    })
 }
 
 /// The start position's value in words, when the board has one within the solve.
