@@ -66,13 +66,19 @@ fn open_output(out: &Path, game: &Musashi) -> Result<Manifest> {
     if !out.exists() {
         std::fs::create_dir_all(out)
             .with_context(|| format!("cannot create output directory {}", out.display()))?;
+        // The manifest comes first: a solve killed before its first stage finishes still
+        // leaves a directory that a rerun recognises as its own and resumes.
+        fresh.save(out)?;
         return Ok(fresh);
     }
     if !out.is_dir() {
         bail!("{}: exists and is not a directory", out.display());
     }
     match Manifest::load(out)? {
-        Some(m) if m.game == fresh.game && m.definition == fresh.definition => Ok(m),
+        Some(m) if m.game == fresh.game && m.definition == fresh.definition => {
+            remove_stale_temporaries(out)?;
+            Ok(m)
+        }
         Some(m) => bail!(
             "{}: holds a different solve ({} on {}, max browns {}); choose another --out",
             out.display(),
@@ -81,6 +87,9 @@ fn open_output(out: &Path, game: &Musashi) -> Result<Manifest> {
             m.definition["max_browns"]
         ),
         None => {
+            // An empty directory is taken over; so is one holding only temporaries of a solve
+            // killed before it wrote its manifest.
+            remove_stale_temporaries(out)?;
             let foreign = std::fs::read_dir(out)
                 .with_context(|| format!("cannot read {}", out.display()))?
                 .next()
@@ -94,6 +103,26 @@ fn open_output(out: &Path, game: &Musashi) -> Result<Manifest> {
             Ok(fresh)
         }
     }
+}
+
+/// Removes the temporary files an interrupted solve left behind (`.NAME.PID.tmp`, see
+/// `retro_store::write_atomic`); they were never renamed into place, so nothing refers to them.
+fn remove_stale_temporaries(out: &Path) -> Result<()> {
+    let entries =
+        std::fs::read_dir(out).with_context(|| format!("cannot read {}", out.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot read {}", out.display()))?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            warn!(
+                "{}: removing a temporary file left by an interrupted solve",
+                entry.path().display()
+            );
+            std::fs::remove_file(entry.path())
+                .with_context(|| format!("cannot remove {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Which stages are finished with intact files. Records of damaged stages are dropped from the
