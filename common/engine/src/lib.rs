@@ -8,6 +8,8 @@
 //!
 //! Values are one byte per position and side to move; see [`value`].
 
+#![warn(missing_docs)]
+
 pub mod atomic;
 pub mod game;
 pub mod kernel;

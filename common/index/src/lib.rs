@@ -10,6 +10,8 @@
 //!
 //! Everything here is game-agnostic and allocation-free on the hot path.
 
+#![warn(missing_docs)]
+
 mod binomial;
 mod gap;
 mod permutation;

@@ -5,6 +5,8 @@
 //! move; black captures pairs of browns that sandwich the point it moves to, and wins by never
 //! being stalemated (a repetition is a black win). Full rules: `shared/spec/sixteen-musashi.md`.
 
+#![warn(missing_docs)]
+
 pub mod board;
 pub mod board_file;
 pub mod counts;

@@ -8,6 +8,8 @@
 //! * [`manifest`]: the JSON record of an output directory: what was solved and which files,
 //!   sizes and checksums make it up.
 
+#![warn(missing_docs)]
+
 pub mod atomic_file;
 pub mod manifest;
 pub mod table;
