@@ -41,7 +41,7 @@ pub fn bench(
             .filter_map(|e| e.ok()?.metadata().ok())
             .map(|m| m.len())
             .sum();
-        println!(
+        outln!(
             "run {}: {:.2} s wall, {:.1} M positions/s, tables {:.1} MiB ({:.2} bits/position)",
             i + 1,
             summary.seconds,
@@ -55,7 +55,7 @@ pub fn bench(
     }
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
-    println!(
+    outln!(
         "median of {runs}: {median:.2} s wall ({threads} threads), {:.1} M positions/s, {} positions (array slots, both sides), peak RSS {:.0} MiB",
         positions as f64 / median / 1e6,
         positions,

@@ -2,6 +2,8 @@
 //!
 //! Errors are printed as one line (`error: ...`) with a non-zero exit status.
 
+#[macro_use]
+mod output;
 mod bench;
 mod counts;
 mod game_choice;
@@ -154,7 +156,7 @@ struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     values: Option<PathBuf>,
     /// Check the defining recurrence on N random positions of every slice.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     recurrence: Option<u64>,
     /// Seed of the random sample.
     #[arg(long, default_value_t = 1)]
@@ -172,14 +174,14 @@ fn run(cli: Cli) -> Result<()> {
                 quiet: a.quiet,
             };
             let summary = solve::run(game, &options)?;
-            println!(
+            outln!(
                 "Solved {} positions (array slots, both sides) into {} in {:.2} s ({:.1} M positions/s).",
                 summary.solved_positions,
                 options.out.display(),
                 summary.seconds,
                 summary.solved_positions as f64 / summary.seconds / 1e6
             );
-            println!("{}", summary.start);
+            outln!("{}", summary.start);
             Ok(())
         }
         Command::Bench(a) => {
@@ -194,7 +196,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Counts { out } => {
             let tables = tables::Tables::open(&out)?;
-            print!(
+            out!(
                 "{}",
                 format_count_table(&counts::count_rows_from_tables(&tables)?)
             );
@@ -265,6 +267,8 @@ fn main() -> ExitCode {
         .init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`retro probe ... | head`): nothing left to say.
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

@@ -50,16 +50,16 @@ pub fn probe_one(tables: &Tables, rows: &str, side: &str) -> Result<()> {
     let board = tables.game().board();
     let pos = Position::parse(board, rows, Side::parse(side)?)?;
     let value = tables.value(&pos)?;
-    println!("{}", pos.notation(board));
-    println!("value {value}: {}", describe(value, pos.side));
+    outln!("{}", pos.notation(board));
+    outln!("value {value}: {}", describe(value, pos.side));
     let legal = moves(board, &pos);
     if legal.is_empty() {
-        println!("{} has no legal move.", pos.side.name());
+        outln!("{} has no legal move.", pos.side.name());
     } else {
-        println!("moves:");
+        outln!("moves:");
         for (mv, next) in legal {
             let v = tables.value(&next)?;
-            println!(
+            outln!(
                 "  {:<14} -> value {v:>2}: {}",
                 mv.notation(board),
                 describe(v, next.side)
@@ -68,14 +68,14 @@ pub fn probe_one(tables: &Tables, rows: &str, side: &str) -> Result<()> {
     }
     let line = principal_variation(tables, &pos)?;
     if !line.is_empty() {
-        println!("principal variation ({} plies):", line.len());
+        outln!("principal variation ({} plies):", line.len());
         for (i, (mv, next, v)) in line.iter().enumerate() {
             let mover = if i % 2 == 0 {
                 pos.side
             } else {
                 pos.side.other()
             };
-            println!(
+            outln!(
                 "  {:>3}. {:<5} {:<14} {}  value {v}",
                 i + 1,
                 mover.name(),
@@ -83,7 +83,7 @@ pub fn probe_one(tables: &Tables, rows: &str, side: &str) -> Result<()> {
                 next.rows(board)
             );
         }
-        println!("  black has no move: brown wins.");
+        outln!("  black has no move: brown wins.");
     }
     Ok(())
 }

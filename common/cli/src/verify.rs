@@ -136,15 +136,15 @@ pub fn check_recurrence(tables: &Tables, samples: u64, seed: u64) -> Result<(u64
 /// Prints the first problems; returns an error if there were any.
 pub fn report(what: &str, checked: String, problems: &[String]) -> Result<()> {
     if problems.is_empty() {
-        println!("{what}: OK ({checked})");
+        outln!("{what}: OK ({checked})");
         return Ok(());
     }
-    println!("{what}: {} MISMATCHES ({checked})", problems.len());
+    outln!("{what}: {} MISMATCHES ({checked})", problems.len());
     for p in problems.iter().take(LISTED) {
-        println!("  {p}");
+        outln!("  {p}");
     }
     if problems.len() > LISTED {
-        println!("  ... and {} more", problems.len() - LISTED);
+        outln!("  ... and {} more", problems.len() - LISTED);
     }
     Ok(())
 }

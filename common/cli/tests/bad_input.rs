@@ -4,15 +4,16 @@ mod support;
 
 use support::*;
 
-fn solved_small() -> std::path::PathBuf {
-    let dir = temp_dir("bad-input").join("out");
+/// A small solve in a directory of its own (tests run in parallel).
+fn solved_small(name: &str) -> std::path::PathBuf {
+    let dir = temp_dir(name).join("out");
     retro_ok(&["solve", "--max-browns", "3", "--out", s(&dir), "--quiet"]);
     dir
 }
 
 #[test]
 fn malformed_positions() {
-    let dir = solved_small();
+    let dir = solved_small("malformed");
     let d = s(&dir);
     for (position, side, needle) in [
         ("o....,.....,..X..,.....", "brown", "has 4 rows"),
@@ -166,4 +167,46 @@ fn board_file_errors_name_the_line() {
         s(&dir.join("o")),
     ]);
     assert!(e.contains("cannot read board file"), "{e}");
+}
+
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = temp_dir("pipe").join("out");
+    retro_ok(&["solve", "--max-browns", "4", "--out", s(&dir), "--quiet"]);
+    // Many lines of output, of which the reader takes one and hangs up.
+    let lines = dir.parent().unwrap().join("many.txt");
+    std::fs::write(
+        &lines,
+        "o....,.....,..X..,.....,..... brown\n".repeat(100_000),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
+        .args(["probe", "--out", s(&dir), "--file", s(&lines)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first.trim(), "o....,.....,..X..,.....,..... brown 0");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("error"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn verifying_nothing_is_refused() {
+    let dir = solved_small("verify-nothing");
+    let out = retro(&["verify", "--out", s(&dir), "--recurrence", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = retro_err(&["verify", "--out", s(&dir)]);
+    assert!(e.contains("nothing to verify"), "{e}");
 }
