@@ -218,30 +218,27 @@ fn run(cli: Cli) -> Result<()> {
             let mut failed = false;
             if let Some(path) = &a.counts {
                 let problems = verify::check_counts(&tables, path)?;
-                verify::report(
+                failed |= !verify::report(
                     "counts",
                     format!("compared with {}", path.display()),
                     &problems,
                 )?;
-                failed |= !problems.is_empty();
             }
             if let Some(path) = &a.values {
                 let (n, problems) = verify::check_values(&tables, path)?;
-                verify::report(
+                failed |= !verify::report(
                     "values",
                     format!("{n} positions from {}", path.display()),
                     &problems,
                 )?;
-                failed |= !problems.is_empty();
             }
             if let Some(n) = a.recurrence {
                 let (checked, problems) = verify::check_recurrence(&tables, n, a.seed)?;
-                verify::report(
+                failed |= !verify::report(
                     "recurrence",
                     format!("{checked} position values checked"),
                     &problems,
                 )?;
-                failed |= !problems.is_empty();
             }
             if failed {
                 bail!("verification failed");

@@ -240,7 +240,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         .num_threads(opts.threads)
         .build()
         .context("cannot start worker threads")?;
-    let slots = |i: usize| -> u64 { stages[i].slices.iter().map(|&s| game.slice_len(s)).sum() };
+    let slots = |i: usize| stage_positions(&game, &stages[i]) / 2;
     let total_slots: u64 = (0..stages.len()).map(|i| 2 * slots(i)).sum();
     let bar = if opts.quiet {
         ProgressBar::hidden()
@@ -299,6 +299,11 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         seconds: started.elapsed().as_secs_f64(),
         start: start_value(&game, out)?,
     })
+}
+
+/// Array slots of a stage, both sides to move: the unit of progress and throughput.
+fn stage_positions(game: &Musashi, stage: &retro_engine::Stage) -> u64 {
+    2 * stage.slices.iter().map(|&s| game.slice_len(s)).sum::<u64>()
 }
 
 /// The driver's shared state: which stages are finished or running, and the final values
@@ -360,11 +365,7 @@ fn stage_worker(
         }
         let stage = &stages[i];
         let stage_started = Instant::now();
-        let stage_slots = 2 * stages[i]
-            .slices
-            .iter()
-            .map(|&s| game.slice_len(s))
-            .sum::<u64>();
+        let stage_slots = stage_positions(game, stage);
         let mut shown = 0u64;
         let (solved, times) = pool.install(|| {
             solve_stage(game, stage, &finals, |report| {

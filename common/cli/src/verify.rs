@@ -133,11 +133,11 @@ pub fn check_recurrence(tables: &Tables, samples: u64, seed: u64) -> Result<(u64
     Ok((checked, results.into_iter().flat_map(|r| r.1).collect()))
 }
 
-/// Prints the first problems; returns an error if there were any.
-pub fn report(what: &str, checked: String, problems: &[String]) -> Result<()> {
+/// Prints the outcome and the first problems; returns whether the check passed.
+pub fn report(what: &str, checked: String, problems: &[String]) -> Result<bool> {
     if problems.is_empty() {
         outln!("{what}: OK ({checked})");
-        return Ok(());
+        return Ok(true);
     }
     outln!("{what}: {} MISMATCHES ({checked})", problems.len());
     for p in problems.iter().take(LISTED) {
@@ -146,5 +146,5 @@ pub fn report(what: &str, checked: String, problems: &[String]) -> Result<()> {
     if problems.len() > LISTED {
         outln!("  ... and {} more", problems.len() - LISTED);
     }
-    Ok(())
+    Ok(false)
 }
