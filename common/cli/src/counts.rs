@@ -5,28 +5,6 @@ use anyhow::Result;
 use rayon::prelude::*;
 use retro_engine::{Game, NON_CANONICAL};
 use retro_musashi::counts::CountRow;
-use retro_musashi::Musashi;
-use retro_store::Manifest;
-
-/// Count rows from the histograms recorded in the manifest at solve time.
-pub fn count_rows_from_manifest(game: &Musashi, manifest: &Manifest) -> Vec<CountRow> {
-    let mut rows: Vec<CountRow> = (0..=game.max_browns()).map(CountRow::new).collect();
-    for r in &manifest.slices {
-        let (k, _) = game.slice_parts(retro_engine::SliceId(r.id));
-        for (section, hist) in r.histograms.iter().enumerate() {
-            let row = &mut rows[k];
-            let target = if section == BROWN_SECTION {
-                &mut row.brown_to_move
-            } else {
-                &mut row.black_to_move
-            };
-            for (&v, &n) in hist {
-                target[v as usize] += n;
-            }
-        }
-    }
-    rows
-}
 
 /// Count rows computed by reading every block of every table (verifying their checksums).
 pub fn count_rows_from_tables(tables: &Tables) -> Result<Vec<CountRow>> {

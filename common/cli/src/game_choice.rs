@@ -1,9 +1,8 @@
 //! Which game and board a command works on, and how that is recorded in a manifest.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::ValueEnum;
-use retro_musashi::{Board, Musashi};
-use retro_store::Manifest;
+use retro_musashi::Board;
 use std::path::Path;
 
 /// The built-in games.
@@ -39,33 +38,4 @@ pub fn choose_board(game: GameName, board_file: Option<&Path>) -> Result<Board> 
             Board::from_text(&text).with_context(|| format!("{}", path.display()))
         }
     }
-}
-
-/// The manifest's record of what was solved: the board file text and the brown limit.
-pub fn definition(game: &Musashi) -> serde_json::Value {
-    serde_json::json!({
-        "board": game.board().name,
-        "board_file": game.board().source,
-        "max_browns": game.max_browns(),
-    })
-}
-
-/// The game a manifest was solved for.
-pub fn game_of(manifest: &Manifest, dir: &Path) -> Result<Musashi> {
-    if manifest.game != "musashi" {
-        bail!(
-            "{}: holds tables of game '{}', which this build cannot read",
-            dir.display(),
-            manifest.game
-        );
-    }
-    let source = manifest.definition["board_file"]
-        .as_str()
-        .with_context(|| format!("{}: manifest has no board file", dir.display()))?;
-    let max_browns = manifest.definition["max_browns"]
-        .as_u64()
-        .with_context(|| format!("{}: manifest has no brown limit", dir.display()))?;
-    let board = Board::from_text(source)
-        .with_context(|| format!("{}: manifest's board file", dir.display()))?;
-    Ok(Musashi::new(board, Some(max_browns as usize)))
 }

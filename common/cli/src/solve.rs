@@ -7,24 +7,22 @@
 //! as long as a later stage can read them, and are loaded from their tables when a resumed
 //! solve needs them.
 
-use crate::counts::count_rows_from_manifest;
-use crate::game_choice::definition;
-use crate::tables::{Tables, SECTION_NAMES};
-use anyhow::{bail, Context, Result};
+use crate::tables::Tables;
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use retro_engine::{solve_stage, ByteArray, FinalValues, Game, SliceId, Value, NON_CANONICAL};
+use retro_engine::{ByteArray, Game};
 use retro_musashi::counts::format_count_table;
 use retro_musashi::values::describe;
 use retro_musashi::{Musashi, Position};
-use retro_store::manifest::FORMAT;
-use retro_store::table::file_checksum;
-use retro_store::{write_atomic, Manifest, SliceRecord, SliceTable, TableWriter};
-use std::collections::BTreeMap;
+use retro_pipeline::counts::count_rows_from_manifest;
+use retro_pipeline::stage::{compute_stage, stage_positions};
+use retro_pipeline::{job_dir, Finals, COUNTS_FILE};
+use retro_store::{write_atomic, Manifest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
-use tracing::{info, warn};
+use tracing::info;
 
 /// How to run a solve.
 pub struct SolveOptions {
@@ -36,181 +34,6 @@ pub struct SolveOptions {
     pub level: i32,
     /// Hide the progress bar.
     pub quiet: bool,
-}
-
-/// File name of the count table written next to the tables.
-pub const COUNTS_FILE: &str = "counts.csv";
-
-/// Attacker-to-move arrays of finished slices, indexed by slice id (shared, so that a stage
-/// reads them without holding the scheduler's lock).
-struct Finals(Vec<Option<Arc<ByteArray>>>);
-
-impl FinalValues for Finals {
-    fn attacker_value(&self, slice: SliceId, index: u64) -> Value {
-        self.0[slice.0 as usize]
-            .as_ref()
-            .expect("the driver loads every dependency before solving a stage")[index as usize]
-    }
-}
-
-/// Prepares `out`: creates it, or checks that it holds a solve of the same definition.
-fn open_output(out: &Path, game: &Musashi) -> Result<Manifest> {
-    let fresh = Manifest {
-        format: FORMAT.into(),
-        game: "musashi".into(),
-        definition: definition(game),
-        stages: game.stages().len(),
-        slices: Vec::new(),
-        complete: false,
-    };
-    if !out.exists() {
-        std::fs::create_dir_all(out)
-            .with_context(|| format!("cannot create output directory {}", out.display()))?;
-        // The manifest comes first: a solve killed before its first stage finishes still
-        // leaves a directory that a rerun recognises as its own and resumes.
-        fresh.save(out)?;
-        return Ok(fresh);
-    }
-    if !out.is_dir() {
-        bail!("{}: exists and is not a directory", out.display());
-    }
-    match Manifest::load(out)? {
-        Some(m) if m.game == fresh.game && m.definition == fresh.definition => {
-            remove_stale_temporaries(out)?;
-            Ok(m)
-        }
-        Some(m) => bail!(
-            "{}: holds a different solve ({} on {}, max browns {}); choose another --out",
-            out.display(),
-            m.game,
-            m.definition["board"].as_str().unwrap_or("?"),
-            m.definition["max_browns"]
-        ),
-        None => {
-            // An empty directory is taken over; so is one holding only temporaries of a solve
-            // killed before it wrote its manifest.
-            remove_stale_temporaries(out)?;
-            let foreign = std::fs::read_dir(out)
-                .with_context(|| format!("cannot read {}", out.display()))?
-                .next()
-                .is_some();
-            if foreign {
-                bail!(
-                    "{}: is not empty and has no retro manifest; refusing to write into it",
-                    out.display()
-                );
-            }
-            Ok(fresh)
-        }
-    }
-}
-
-/// Removes the temporary files an interrupted solve left behind (`.NAME.PID.tmp`, see
-/// `retro_store::write_atomic`); they were never renamed into place, so nothing refers to them.
-fn remove_stale_temporaries(out: &Path) -> Result<()> {
-    let entries =
-        std::fs::read_dir(out).with_context(|| format!("cannot read {}", out.display()))?;
-    for entry in entries {
-        let entry = entry.with_context(|| format!("cannot read {}", out.display()))?;
-        let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with('.') && name.ends_with(".tmp") {
-            warn!(
-                "{}: removing a temporary file left by an interrupted solve",
-                entry.path().display()
-            );
-            std::fs::remove_file(entry.path())
-                .with_context(|| format!("cannot remove {}", entry.path().display()))?;
-        }
-    }
-    Ok(())
-}
-
-/// Which stages are finished with intact files. Records of damaged stages are dropped from the
-/// manifest (with a warning naming the file) so that they are recomputed.
-fn check_finished(out: &Path, game: &Musashi, manifest: &mut Manifest) -> Vec<bool> {
-    let stages = game.stages();
-    let mut intact = vec![true; stages.len()];
-    let mut present = vec![false; game.slice_count()];
-    for r in &manifest.slices {
-        let path = out.join(&r.file);
-        let ok = match file_checksum(&path) {
-            Ok(sum) if format!("{sum:016x}") == r.checksum => true,
-            Ok(_) => {
-                warn!(
-                    "{}: damaged (checksum mismatch); recomputing {}",
-                    path.display(),
-                    r.name
-                );
-                false
-            }
-            Err(e) => {
-                warn!("{e}; recomputing {}", r.name);
-                false
-            }
-        };
-        if ok && (r.id as usize) < present.len() {
-            present[r.id as usize] = true;
-        } else {
-            intact[r.stage.min(stages.len() - 1)] = false;
-        }
-    }
-    for (i, stage) in stages.iter().enumerate() {
-        if !stage.slices.iter().all(|s| present[s.0 as usize]) {
-            intact[i] = false;
-        }
-    }
-    manifest.slices.retain(|r| intact[r.stage]);
-    intact
-}
-
-/// Encodes and writes the tables of a solved stage; returns their manifest records.
-fn write_stage(
-    out: &Path,
-    game: &Musashi,
-    stage: usize,
-    solved: &[retro_engine::SolvedSlice],
-    level: i32,
-) -> Result<Vec<SliceRecord>> {
-    solved
-        .par_iter()
-        .map(|s| {
-            let (k, rep) = game.slice_parts(s.slice);
-            let file = format!("browns{k:02}-black{}.tbl", game.board().point_name(rep));
-            let name = game.slice_name(s.slice);
-            let bytes = TableWriter::encode(
-                &name,
-                &[
-                    (SECTION_NAMES[0], &s.attacker[..]),
-                    (SECTION_NAMES[1], &s.defender[..]),
-                ],
-                level,
-            );
-            write_atomic(&out.join(&file), &bytes)?;
-            let histograms = [&s.attacker[..], &s.defender[..]]
-                .iter()
-                .map(|values| {
-                    let mut counts = [0u64; 256];
-                    for &v in values.iter() {
-                        counts[v as usize] += 1;
-                    }
-                    (0..=255u8)
-                        .filter(|&v| v != NON_CANONICAL && counts[v as usize] > 0)
-                        .map(|v| (v, counts[v as usize]))
-                        .collect::<BTreeMap<_, _>>()
-                })
-                .collect();
-            Ok(SliceRecord {
-                id: s.slice.0,
-                stage,
-                name,
-                file,
-                positions: s.attacker.len() as u64,
-                bytes: bytes.len() as u64,
-                checksum: format!("{:016x}", retro_store::checksum(&bytes)),
-                histograms,
-            })
-        })
-        .collect()
 }
 
 /// What a finished solve reports.
@@ -233,9 +56,9 @@ pub struct SolveSummary {
 pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
-    let mut manifest = open_output(out, &game)?;
+    let mut manifest = job_dir::prepare(out, &game, &[])?;
     let stages = game.stages();
-    let done = check_finished(out, &game, &mut manifest);
+    let done = job_dir::check_finished(out, &game, &mut manifest);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
@@ -269,7 +92,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         manifest,
         running: vec![false; stages.len()],
         done,
-        finals: (0..game.slice_count()).map(|_| None).collect(),
+        finals: Finals::empty(game.slice_count()).0,
         readers,
         solved_positions: 0,
         error: None,
@@ -299,11 +122,6 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         seconds: started.elapsed().as_secs_f64(),
         start: start_value(&game, out)?,
     })
-}
-
-/// Array slots of a stage, both sides to move: the unit of progress and throughput.
-fn stage_positions(game: &Musashi, stage: &retro_engine::Stage) -> u64 {
-    2 * stage.slices.iter().map(|&s| game.slice_len(s)).sum::<u64>()
 }
 
 /// The driver's shared state: which stages are finished or running, and the final values
@@ -358,8 +176,7 @@ fn stage_worker(
         };
         drop(st);
         for (slice, path) in to_load {
-            let values = SliceTable::open(&path)?.read_section(0)?;
-            let values = Arc::new(ByteArray::from_slice(&values));
+            let values = Finals::read_table(&path)?;
             finals.0[slice.0 as usize] = Some(values.clone());
             state.lock().expect("schedule lock").finals[slice.0 as usize] = Some(values);
         }
@@ -367,8 +184,8 @@ fn stage_worker(
         let stage_started = Instant::now();
         let stage_slots = stage_positions(game, stage);
         let mut shown = 0u64;
-        let (solved, times) = pool.install(|| {
-            solve_stage(game, stage, &finals, |report| {
+        let output = pool.install(|| {
+            compute_stage(game, i, &finals, opts.level, |report| {
                 let step = report.resolved.min(stage_slots - shown);
                 shown += step;
                 bar.inc(step);
@@ -378,8 +195,19 @@ fn stage_worker(
         drop(finals);
         bar.inc(stage_slots - shown);
         let compute = stage_started.elapsed();
-        let records = pool.install(|| write_stage(out, game, i, &solved, opts.level))?;
-        let write = stage_started.elapsed() - compute;
+        let times = output.times;
+        let write_started = Instant::now();
+        let records = pool.install(|| {
+            output
+                .tables
+                .par_iter()
+                .map(|t| {
+                    write_atomic(&out.join(&t.record.file), &t.bytes)?;
+                    Ok(t.record.clone())
+                })
+                .collect::<Result<Vec<_>>>()
+        })?;
+        let write = write_started.elapsed() + output.encode;
         let mut st = state.lock().expect("schedule lock");
         st.manifest.slices.retain(|r| r.stage != i);
         st.manifest.slices.extend(records);
@@ -390,8 +218,8 @@ fn stage_worker(
         st.manifest.save(out)?;
         st.solved_positions += stage_slots;
         if st.readers[i] > 0 {
-            for s in solved {
-                st.finals[s.slice.0 as usize] = Some(Arc::new(s.attacker));
+            for (slice, values) in output.finals {
+                st.finals[slice.0 as usize] = Some(Arc::new(values));
             }
         }
         for &d in &stage.depends_on {

@@ -1,6 +1,6 @@
 //! Reading a solved output directory: the manifest, and values looked up in slice tables.
 
-use crate::game_choice::game_of;
+use retro_pipeline::game_of;
 use anyhow::{bail, Context, Result};
 use retro_engine::{Game, SliceId, Value, NON_CANONICAL};
 use retro_musashi::{Musashi, Position, Side};
@@ -8,12 +8,7 @@ use retro_store::{Manifest, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Section of a slice table holding brown-to-move values.
-pub const BROWN_SECTION: usize = 0;
-/// Section of a slice table holding black-to-move values.
-pub const BLACK_SECTION: usize = 1;
-/// Section names, in order, as written into every table file.
-pub const SECTION_NAMES: [&str; 2] = ["brown to move", "black to move"];
+pub use retro_pipeline::counts::{BLACK_SECTION, BROWN_SECTION};
 
 /// The section holding values with `side` to move.
 pub fn section(side: Side) -> usize {

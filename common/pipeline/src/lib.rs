@@ -1,0 +1,26 @@
+//! What every process of a solve job agrees on.
+//!
+//! The in-process driver (`retro solve --in-process`), the coordinator and the workers do the
+//! same things to a job directory; they do them through this crate so that there is one
+//! implementation of each:
+//!
+//! * [`definition`]: which game and board a job solves, as recorded in manifests and tasks.
+//! * [`job_dir`]: creating, recognising and checking a job directory (resume, damaged files).
+//! * [`stage`]: solving one stage and encoding its slice tables and manifest records.
+//! * [`counts`]: the count table from the manifest's histograms.
+//! * [`storage`]: the storage every process sees (a local or shared directory today).
+
+#![warn(missing_docs)]
+
+pub mod counts;
+pub mod definition;
+pub mod job_dir;
+pub mod stage;
+pub mod storage;
+
+pub use definition::{definition, game_from_definition, game_of};
+pub use stage::{encode_stage, EncodedSlice, Finals};
+pub use storage::{LocalStorage, Storage};
+
+/// File name of the count table written next to the tables when a job completes.
+pub const COUNTS_FILE: &str = "counts.csv";

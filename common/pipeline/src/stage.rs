@@ -1,0 +1,151 @@
+//! Solving one stage and turning it into slice tables: the unit of work of every driver.
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use retro_engine::{
+    solve_stage, ByteArray, FinalValues, Game, PlyReport, SliceId, SolvedSlice, StageTimes, Value,
+    NON_CANONICAL,
+};
+use retro_musashi::Musashi;
+use retro_store::{SliceRecord, SliceTable, TableWriter};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Section names, in order, as written into every table file.
+pub const SECTION_NAMES: [&str; 2] = ["brown to move", "black to move"];
+
+/// Attacker-to-move arrays of finished slices, indexed by slice id: what a stage reads of the
+/// stages it depends on. Shared (`Arc`) so that a driver keeps them for later stages.
+#[derive(Clone)]
+pub struct Finals(pub Vec<Option<Arc<ByteArray>>>);
+
+impl Finals {
+    /// No slice loaded, for a game of `slice_count` slices.
+    pub fn empty(slice_count: usize) -> Finals {
+        Finals(vec![None; slice_count])
+    }
+
+    /// Reads the brown-to-move section of the table at `path` (every block's checksum is
+    /// verified on the way).
+    pub fn read_table(path: &Path) -> Result<Arc<ByteArray>> {
+        let values = SliceTable::open(path)?
+            .read_section(0)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Ok(Arc::new(ByteArray::from_slice(&values)))
+    }
+}
+
+impl FinalValues for Finals {
+    fn attacker_value(&self, slice: SliceId, index: u64) -> Value {
+        self.0[slice.0 as usize]
+            .as_ref()
+            .expect("the driver loads every dependency before solving a stage")[index as usize]
+    }
+}
+
+/// The table file of `slice`, relative to the job directory.
+pub fn table_file_name(game: &Musashi, slice: SliceId) -> String {
+    let (k, rep) = game.slice_parts(slice);
+    format!("browns{k:02}-black{}.tbl", game.board().point_name(rep))
+}
+
+/// One encoded slice table and its manifest record.
+pub struct EncodedSlice {
+    /// The record the manifest will hold (file name relative to the job directory).
+    pub record: SliceRecord,
+    /// The table file's bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// A solved and encoded stage.
+pub struct StageOutput {
+    /// The slice tables, in the stage's slice order.
+    pub tables: Vec<EncodedSlice>,
+    /// The brown-to-move arrays, for later stages that read this one.
+    pub finals: Vec<(SliceId, ByteArray)>,
+    /// Where the kernel's time went.
+    pub times: StageTimes,
+    /// Time spent compressing the tables.
+    pub encode: Duration,
+}
+
+/// Solves stage `stage` of `game` (in the current rayon pool) and encodes its tables.
+pub fn compute_stage(
+    game: &Musashi,
+    stage: usize,
+    finals: &Finals,
+    level: i32,
+    on_ply: impl FnMut(PlyReport),
+) -> Result<StageOutput> {
+    let stages = game.stages();
+    let (solved, times) = solve_stage(game, &stages[stage], finals, on_ply)?;
+    let clock = Instant::now();
+    let tables = encode_stage(game, stage, &solved, level);
+    let encode = clock.elapsed();
+    let finals = solved.into_iter().map(|s| (s.slice, s.attacker)).collect();
+    Ok(StageOutput {
+        tables,
+        finals,
+        times,
+        encode,
+    })
+}
+
+/// Encodes the tables of a solved stage (in parallel) with their manifest records.
+pub fn encode_stage(
+    game: &Musashi,
+    stage: usize,
+    solved: &[SolvedSlice],
+    level: i32,
+) -> Vec<EncodedSlice> {
+    solved
+        .par_iter()
+        .map(|s| {
+            let name = game.slice_name(s.slice);
+            let bytes = TableWriter::encode(
+                &name,
+                &[
+                    (SECTION_NAMES[0], &s.attacker[..]),
+                    (SECTION_NAMES[1], &s.defender[..]),
+                ],
+                level,
+            );
+            let histograms = [&s.attacker[..], &s.defender[..]]
+                .iter()
+                .map(|values| histogram(values))
+                .collect();
+            EncodedSlice {
+                record: SliceRecord {
+                    id: s.slice.0,
+                    stage,
+                    name,
+                    file: table_file_name(game, s.slice),
+                    positions: s.attacker.len() as u64,
+                    bytes: bytes.len() as u64,
+                    checksum: format!("{:016x}", retro_store::checksum(&bytes)),
+                    histograms,
+                },
+                bytes,
+            }
+        })
+        .collect()
+}
+
+/// Canonical positions by value (the non-canonical marker is not a value).
+fn histogram(values: &[u8]) -> BTreeMap<u8, u64> {
+    let mut counts = [0u64; 256];
+    for &v in values {
+        counts[v as usize] += 1;
+    }
+    (0..=255u8)
+        .filter(|&v| v != NON_CANONICAL && counts[v as usize] > 0)
+        .map(|v| (v, counts[v as usize]))
+        .collect()
+}
+
+/// Array slots of a stage, both sides to move: the unit of progress and throughput.
+pub fn stage_positions(game: &Musashi, stage: &retro_engine::Stage) -> u64 {
+    2 * stage.slices.iter().map(|&s| game.slice_len(s)).sum::<u64>()
+}
