@@ -13,3 +13,69 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// Largest message either side accepts (bytes). Task and completion messages carry only shard
 /// descriptors (paths and checksums, never table contents), so this is generous.
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
+
+/// Attaching and checking the shared-secret token that every RPC carries.
+pub mod auth {
+    use tonic::metadata::MetadataValue;
+    use tonic::{Request, Status};
+
+    /// The metadata key carrying the token.
+    pub const HEADER: &str = "authorization";
+
+    /// A client interceptor adding `authorization: Bearer <token>` to every call.
+    #[derive(Clone)]
+    pub struct AttachToken {
+        value: MetadataValue<tonic::metadata::Ascii>,
+    }
+
+    impl AttachToken {
+        /// Fails if the token is not printable ASCII.
+        pub fn new(token: &str) -> Result<AttachToken, String> {
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| "the token must be printable ASCII".to_string())?;
+            Ok(AttachToken { value })
+        }
+    }
+
+    impl tonic::service::Interceptor for AttachToken {
+        fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+            request.metadata_mut().insert(HEADER, self.value.clone());
+            Ok(request)
+        }
+    }
+
+    /// Whether `request` carries exactly `token` (compared in constant time).
+    pub fn carries<T>(request: &Request<T>, token: &str) -> bool {
+        let Some(given) = request.metadata().get(HEADER) else {
+            return false;
+        };
+        let given = given.as_bytes();
+        let expected = format!("Bearer {token}");
+        let expected = expected.as_bytes();
+        given.len() == expected.len()
+            && given
+                .iter()
+                .zip(expected)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+}
+
+/// Reads the cluster token: from `file` if given, else from the `RETRO_TOKEN` environment
+/// variable. Surrounding whitespace is ignored; an empty token is refused.
+pub fn read_token(file: Option<&std::path::Path>) -> Result<String, String> {
+    let token = match file {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read token file {}: {e}", path.display()))?,
+        None => std::env::var("RETRO_TOKEN").map_err(|_| {
+            "no token: give --token-file FILE or set RETRO_TOKEN (the coordinator's token)"
+                .to_string()
+        })?,
+    };
+    let token = token.trim().to_string();
+    if token.is_empty() {
+        return Err("the token is empty".into());
+    }
+    Ok(token)
+}

@@ -1,0 +1,116 @@
+//! The `coordinator` command (also `retro coordinator`).
+
+use crate::core::CoreConfig;
+use crate::server::{start, CoordinatorOptions};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tracing::info;
+
+/// Flags of the coordinator.
+#[derive(Args, Debug, Clone)]
+pub struct CoordinatorArgs {
+    /// Address to listen on for workers and clients (loopback unless told otherwise).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+    /// Data directory: the job database and the job directories (shared with the workers).
+    #[arg(long, value_name = "DIR")]
+    pub data: PathBuf,
+    /// File holding the cluster token [default: $RETRO_TOKEN, else a new token written to
+    /// DIR/token].
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// Milliseconds a worker may stay silent before its tasks go to another worker.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub lease_ms: u64,
+}
+
+/// The token: from the file, the environment, or freshly made and saved in the data directory
+/// (readable by the owner only) so that workers and clients on this machine can use it.
+pub fn coordinator_token(file: Option<&Path>, data: &Path) -> Result<String> {
+    if file.is_some() || std::env::var_os("RETRO_TOKEN").is_some() {
+        return retro_proto::read_token(file).map_err(anyhow::Error::msg);
+    }
+    let path = data.join("token");
+    if let Ok(token) = std::fs::read_to_string(&path) {
+        return Ok(token.trim().to_string());
+    }
+    std::fs::create_dir_all(data)
+        .with_context(|| format!("cannot create data directory {}", data.display()))?;
+    let token: String = {
+        use rand::Rng;
+        let mut rng = rand::thread_rng();
+        (0..32)
+            .map(|_| char::from(b"0123456789abcdef"[rng.gen_range(0..16)]))
+            .collect()
+    };
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        f.write_all(token.as_bytes())
+            .and_then(|_| f.sync_all())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    info!(file = %path.display(), "new cluster token written (give it to workers with --token-file)");
+    Ok(token)
+}
+
+/// Runs a coordinator until Ctrl-C or SIGTERM.
+pub async fn run(args: CoordinatorArgs) -> Result<()> {
+    let token = coordinator_token(args.token_file.as_deref(), &args.data)?;
+    let lease = Duration::from_millis(args.lease_ms);
+    let mut running = start(CoordinatorOptions {
+        core: CoreConfig {
+            data: args.data.clone(),
+            lease,
+            heartbeat: (lease / 4).max(Duration::from_millis(25)),
+            max_failures: 5,
+        },
+        listen: args.listen,
+        token,
+        metrics: args.metrics,
+    })
+    .await?;
+    println!("coordinator listening on {}", running.addr);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot watch SIGTERM")?;
+    tokio::select! {
+        r = running.wait() => r,
+        _ = tokio::signal::ctrl_c() => { info!("interrupted; stopping"); running.shutdown().await }
+        _ = term.recv() => { info!("terminated; stopping"); running.shutdown().await }
+    }
+}
+
+/// How log lines look.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (with span fields: job, stage, task).
+    Json,
+}
+
+/// Sets up tracing on stderr; `RETRO_LOG` overrides the filter (default `info`).
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RETRO_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

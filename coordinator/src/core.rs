@@ -1,0 +1,846 @@
+//! The coordinator's brain: jobs, tasks, leases and workers, behind one lock.
+//!
+//! Every RPC becomes one method call here. Durable changes go to the database first (one
+//! transaction each) and are mirrored in memory; leases, heartbeats and live progress live only
+//! in memory. Nothing here computes positions: compute happens in workers.
+
+use crate::db::{Db, JobRow, TaskRow, DATABASE_FILES};
+use crate::merge;
+use crate::task_state::{DONE, PENDING, RUNNING};
+use anyhow::{Context, Result};
+use retro_engine::{Game, Stage};
+use retro_musashi::Musashi;
+use retro_pipeline::stage::stage_positions;
+use retro_pipeline::{definition, game_from_definition, job_dir, LocalStorage};
+use retro_proto as pb;
+use retro_store::SliceRecord;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tracing::{info, warn};
+
+/// How the coordinator runs.
+#[derive(Clone, Debug)]
+pub struct CoreConfig {
+    /// Data directory: the database, and the directories of submitted jobs.
+    pub data: PathBuf,
+    /// A running task whose worker is silent this long is given to another worker.
+    pub lease: Duration,
+    /// How often workers are asked to heartbeat.
+    pub heartbeat: Duration,
+    /// A task failing (retryably) this many times fails its job.
+    pub max_failures: u32,
+}
+
+/// A typed failure of a request, mapped to a gRPC status by the service layer.
+#[derive(Debug)]
+pub enum Refusal {
+    /// Unknown job, worker or task.
+    NotFound(String),
+    /// The request is malformed.
+    InvalidArgument(String),
+    /// The request is well-formed but stale or out of turn (fencing).
+    FailedPrecondition(String),
+    /// A shard does not match its descriptor.
+    DataLoss(String),
+    /// The coordinator itself failed.
+    Internal(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Refusal {
+    fn from(e: anyhow::Error) -> Refusal {
+        Refusal::Internal(e)
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NotFound(m)
+            | Refusal::InvalidArgument(m)
+            | Refusal::FailedPrecondition(m)
+            | Refusal::DataLoss(m) => f.write_str(m),
+            Refusal::Internal(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+/// A job in memory: its row, its game, and a mirror of its task rows.
+pub(crate) struct JobRuntime {
+    pub row: JobRow,
+    pub game: Musashi,
+    pub stages: Vec<Stage>,
+    /// Absolute job directory.
+    pub dir: PathBuf,
+    pub storage: LocalStorage,
+    pub tasks: Vec<TaskRow>,
+    /// When this coordinator process started (or resumed) the job, and how many positions
+    /// were done then: the base of positions/s and ETA.
+    pub started: Instant,
+    pub positions_at_start: u64,
+}
+
+impl JobRuntime {
+    /// Whether every stage `stage` reads is done.
+    fn ready(&self, stage: usize) -> bool {
+        self.stages[stage]
+            .depends_on
+            .iter()
+            .all(|&d| self.tasks[d].state == DONE)
+    }
+
+    fn positions_done(&self) -> u64 {
+        self.tasks
+            .iter()
+            .filter(|t| t.state == DONE)
+            .map(|t| t.positions)
+            .sum()
+    }
+}
+
+/// A worker that registered with this coordinator process.
+struct LiveWorker {
+    name: String,
+    last_seen: Instant,
+}
+
+/// Counters exported as metrics.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct Totals {
+    /// Bytes workers read (reported with completions).
+    pub bytes_read: u64,
+    /// Bytes workers wrote.
+    pub bytes_written: u64,
+    /// Tasks merged.
+    pub tasks_completed: u64,
+    /// Completions refused (stale attempt, damaged shard, malformed descriptor).
+    pub completions_refused: u64,
+}
+
+/// The coordinator's state.
+pub struct Core {
+    config: CoreConfig,
+    db: Db,
+    pub(crate) jobs: BTreeMap<u64, JobRuntime>,
+    leases: HashMap<(u64, usize), Instant>,
+    progress: HashMap<(u64, usize), (u32, u64)>,
+    workers: HashMap<u64, LiveWorker>,
+    /// Which worker merged each task (a worker keeps the values it computed in memory, so
+    /// the tasks that read them go preferably to it).
+    computed_by: HashMap<(u64, usize), u64>,
+    /// Metrics counters.
+    pub totals: Totals,
+}
+
+impl Core {
+    /// Opens the data directory and resumes every running job found in its database.
+    pub fn open(config: CoreConfig) -> Result<Core> {
+        std::fs::create_dir_all(&config.data)
+            .with_context(|| format!("cannot create data directory {}", config.data.display()))?;
+        let db = Db::open(&config.data)?;
+        let mut core = Core {
+            config,
+            db,
+            jobs: BTreeMap::new(),
+            leases: HashMap::new(),
+            progress: HashMap::new(),
+            workers: HashMap::new(),
+            computed_by: HashMap::new(),
+            totals: Totals::default(),
+        };
+        for row in core.db.read().jobs()? {
+            if row.state == "running" {
+                let id = row.id;
+                core.load_job(row)?;
+                core.recover(id)?;
+            }
+        }
+        Ok(core)
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.config.data
+    }
+
+    /// Heartbeat interval and lease.
+    pub fn timing(&self) -> (Duration, Duration) {
+        (self.config.heartbeat, self.config.lease)
+    }
+
+    fn load_job(&mut self, row: JobRow) -> Result<()> {
+        let game = game_from_definition(&row.game, &row.definition)
+            .with_context(|| format!("job {}", row.id))?;
+        let dir = self.config.data.join(&row.dir);
+        let tasks = self.db.read().tasks(row.id)?;
+        let mut job = JobRuntime {
+            stages: game.stages(),
+            storage: LocalStorage::new(&dir),
+            dir,
+            tasks,
+            started: Instant::now(),
+            positions_at_start: 0,
+            game,
+            row,
+        };
+        job.positions_at_start = job.positions_done();
+        self.jobs.insert(job.row.id, job);
+        Ok(())
+    }
+
+    /// Brings a job loaded from the database back to a consistent state: temporaries and
+    /// shards of dead attempts removed, every merged table checked against its checksum
+    /// (damaged ones reopen their task), running tasks given a fresh lease, the manifest
+    /// rewritten from the database.
+    fn recover(&mut self, id: u64) -> Result<()> {
+        let job = &self.jobs[&id];
+        if !job.dir.is_dir() {
+            std::fs::create_dir_all(&job.dir)
+                .with_context(|| format!("cannot create {}", job.dir.display()))?;
+        }
+        job_dir::remove_stale_temporaries(&job.dir)?;
+        merge::remove_dead_shards(job)?;
+        let records = self.records(id)?;
+        let damaged = merge::damaged_stages(&self.jobs[&id], &records);
+        for (stage, why) in damaged {
+            warn!(job = id, "{why}; solving {} again", self.jobs[&id].tasks[stage].name);
+            let mut task = self.jobs[&id].tasks[stage].clone();
+            task.reopen()?;
+            self.db.transaction(|tx| {
+                tx.delete_stage_slices(id, stage)?;
+                tx.update_task(id, &task)?;
+                tx.event(Some(id), Some(stage), Some(task.attempt), None, "table_damaged", &why)
+            })?;
+            self.jobs.get_mut(&id).expect("loaded").tasks[stage] = task;
+        }
+        let now = Instant::now();
+        for t in &self.jobs[&id].tasks {
+            if t.state == RUNNING {
+                self.leases.insert((id, t.stage), now + self.config.lease);
+            }
+        }
+        let job = self.jobs.get_mut(&id).expect("loaded");
+        job.positions_at_start = job.positions_done();
+        self.write_manifest(id)?;
+        self.finish_if_complete(id)?;
+        Ok(())
+    }
+
+    /// The job of the embedded solve (`retro solve`): the one whose directory is the data
+    /// directory itself. Created (adopting intact tables already there) if missing; resumed if
+    /// it was interrupted, cancelled or failed. Fails if the directory holds another solve.
+    pub fn ensure_embedded_job(&mut self, game: &Musashi, level: i32) -> Result<u64> {
+        let rows = self.db.read().jobs()?;
+        if let Some(row) = rows.iter().find(|r| r.dir == ".") {
+            if row.definition != definition(game) {
+                anyhow::bail!(
+                    "{}: holds a different solve ({} on {}, max browns {}); choose another --out",
+                    self.config.data.display(),
+                    row.game,
+                    row.definition["board"].as_str().unwrap_or("?"),
+                    row.definition["max_browns"]
+                );
+            }
+            let id = row.id;
+            if row.state != "running" && row.state != "done" {
+                self.db.read().set_job_state(id, "running", "")?;
+                let mut row = row.clone();
+                row.state = "running".into();
+                self.load_job(row)?;
+                self.recover(id)?;
+            } else if row.state == "done" && !self.jobs.contains_key(&id) {
+                // A finished job is checked again: a damaged table is solved again.
+                let row = row.clone();
+                self.load_job(row)?;
+                self.jobs.get_mut(&id).expect("loaded").row.state = "running".into();
+                self.db.read().set_job_state(id, "running", "")?;
+                self.recover(id)?;
+            }
+            return Ok(id);
+        }
+        self.create_job(game, level, Some("."))
+    }
+
+    /// Plans a new job: creates its directory (or adopts the intact tables of an earlier solve
+    /// of the same definition in it) and its tasks, one per stage.
+    pub fn create_job(&mut self, game: &Musashi, level: i32, dir: Option<&str>) -> Result<u64> {
+        let def = definition(game);
+        let id = self.db.transaction(|tx| {
+            let id = tx.insert_job("musashi", &def, level, dir.unwrap_or(""))?;
+            if dir.is_none() {
+                tx.set_job_dir(id, &format!("jobs/{id:06}"))?;
+            }
+            Ok(id)
+        })?;
+        let row = self
+            .db
+            .read()
+            .jobs()?
+            .into_iter()
+            .find(|r| r.id == id)
+            .expect("just inserted");
+        let job_path = self.config.data.join(&row.dir);
+        let planned = (|| {
+            let mut manifest = job_dir::prepare(&job_path, game, &DATABASE_FILES)?;
+            let intact = job_dir::check_finished(&job_path, game, &mut manifest);
+            let stages = game.stages();
+            self.db.transaction(|tx| {
+                for (i, stage) in stages.iter().enumerate() {
+                    let state = if intact[i] { DONE } else { PENDING };
+                    tx.insert_task(id, i, &stage.name, state, stage_positions(game, stage))?;
+                    if intact[i] {
+                        tx.event(Some(id), Some(i), Some(0), None, "adopted", "intact tables found")?;
+                    }
+                }
+                for r in &manifest.slices {
+                    tx.put_slice(id, r.id, r.stage, &serde_json::to_string(r)?)?;
+                }
+                tx.event(Some(id), None, None, None, "submitted", &row.dir)
+            })
+        })();
+        if let Err(e) = planned {
+            self.db.read().set_job_state(id, "failed", &format!("{e:#}"))?;
+            return Err(e);
+        }
+        info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
+        self.load_job(row)?;
+        self.write_manifest(id)?;
+        self.finish_if_complete(id)?;
+        Ok(id)
+    }
+
+    /// The merged slice records of a job.
+    fn records(&self, job: u64) -> Result<Vec<SliceRecord>> {
+        self.db
+            .read()
+            .slices(job)?
+            .iter()
+            .map(|r| serde_json::from_str(r).context("slice record in the database"))
+            .collect()
+    }
+
+    /// Rewrites the job's manifest from the database.
+    fn write_manifest(&self, id: u64) -> Result<()> {
+        let job = &self.jobs[&id];
+        let mut manifest = job_dir::fresh_manifest(&job.game);
+        manifest.slices = self.records(id)?;
+        manifest.complete = job.tasks.iter().all(|t| t.state == DONE);
+        manifest.save(&job.dir)?;
+        Ok(())
+    }
+
+    /// When every task is done: count table, final manifest, shards removed, job done.
+    fn finish_if_complete(&mut self, id: u64) -> Result<()> {
+        let job = &self.jobs[&id];
+        if job.row.state != "running" || !job.tasks.iter().all(|t| t.state == DONE) {
+            return Ok(());
+        }
+        let records = self.records(id)?;
+        merge::finalize(job, records)?;
+        self.db.transaction(|tx| {
+            tx.set_job_state(id, "done", "")?;
+            tx.event(Some(id), None, None, None, "job_done", "")
+        })?;
+        self.jobs.get_mut(&id).expect("loaded").row.state = "done".into();
+        info!(job = id, "job done");
+        Ok(())
+    }
+
+    /// A worker joins.
+    pub fn register(&mut self, req: &pb::RegisterRequest) -> Result<u64, Refusal> {
+        if req.protocol_version != pb::PROTOCOL_VERSION {
+            return Err(Refusal::FailedPrecondition(format!(
+                "protocol version {} is not supported (this coordinator speaks {})",
+                req.protocol_version,
+                pb::PROTOCOL_VERSION
+            )));
+        }
+        let id = self
+            .db
+            .transaction(|tx| {
+                let id = tx.insert_worker(&req.name, req.threads, req.memory_budget)?;
+                tx.event(None, None, None, Some(id), "registered", &req.name)?;
+                Ok(id)
+            })
+            .map_err(Refusal::Internal)?;
+        info!(worker = id, name = %req.name, threads = req.threads, "worker registered");
+        self.workers.insert(
+            id,
+            LiveWorker {
+                name: req.name.clone(),
+                last_seen: Instant::now(),
+            },
+        );
+        Ok(id)
+    }
+
+    /// Marks a worker alive; fails if it never registered.
+    fn touch(&mut self, worker: u64) -> Result<(), Refusal> {
+        if let Some(w) = self.workers.get_mut(&worker) {
+            w.last_seen = Instant::now();
+            return Ok(());
+        }
+        // Registered with an earlier run of this coordinator: welcome back.
+        match self.db.read().worker_name(worker)? {
+            Some(name) => {
+                self.workers.insert(
+                    worker,
+                    LiveWorker {
+                        name,
+                        last_seen: Instant::now(),
+                    },
+                );
+                Ok(())
+            }
+            None => Err(Refusal::NotFound(format!(
+                "worker {worker} is not registered; register first"
+            ))),
+        }
+    }
+
+    /// A worker's heartbeat: renews the leases of the tasks it still holds, and returns those
+    /// it must abandon (lost lease, cancelled job).
+    pub fn heartbeat(
+        &mut self,
+        worker: u64,
+        running: &[pb::TaskProgress],
+    ) -> Result<Vec<pb::TaskProgress>, Refusal> {
+        self.touch(worker)?;
+        let mut abandon = Vec::new();
+        for p in running {
+            let key = (p.job_id, p.stage as usize);
+            let held = self.jobs.get(&p.job_id).is_some_and(|j| {
+                j.row.state == "running"
+                    && j.tasks
+                        .get(p.stage as usize)
+                        .is_some_and(|t| t.held_by(worker, p.attempt))
+            });
+            if held {
+                self.leases
+                    .insert(key, Instant::now() + self.config.lease);
+                self.progress.insert(key, (p.ply, p.positions_done));
+            } else {
+                abandon.push(p.clone());
+            }
+        }
+        Ok(abandon)
+    }
+
+    /// Gives `worker` the best ready task, if any: the one reading most of what this worker
+    /// computed itself, then the lowest stage of the oldest job.
+    pub fn poll(&mut self, worker: u64) -> Result<Option<pb::Task>, Refusal> {
+        self.touch(worker)?;
+        let mut best: Option<(usize, u64, usize)> = None;
+        for (&id, job) in &self.jobs {
+            if job.row.state != "running" {
+                continue;
+            }
+            for t in &job.tasks {
+                if t.state != PENDING || !job.ready(t.stage) {
+                    continue;
+                }
+                let affinity = job.stages[t.stage]
+                    .depends_on
+                    .iter()
+                    .filter(|&&d| self.computed_by.get(&(id, d)) == Some(&worker))
+                    .count();
+                if best.is_none_or(|(a, _, _)| affinity > a) {
+                    best = Some((affinity, id, t.stage));
+                }
+            }
+        }
+        let Some((_, id, stage)) = best else {
+            return Ok(None);
+        };
+        let mut task = self.jobs[&id].tasks[stage].clone();
+        task.assign(worker)?;
+        self.db.transaction(|tx| {
+            tx.update_task(id, &task)?;
+            tx.event(Some(id), Some(stage), Some(task.attempt), Some(worker), "assigned", "")
+        })?;
+        self.leases
+            .insert((id, stage), Instant::now() + self.config.lease);
+        self.progress.insert((id, stage), (0, 0));
+        let job = self.jobs.get_mut(&id).expect("exists");
+        job.tasks[stage] = task.clone();
+        info!(job = id, stage = %task.name, attempt = task.attempt, worker, "task assigned");
+        let records = self.records(id)?;
+        let job = &self.jobs[&id];
+        Ok(Some(merge::task_message(job, &task, &records)))
+    }
+
+    /// A worker reports a finished task: fenced by attempt, its shards verified and merged.
+    pub fn complete(&mut self, req: &pb::CompleteTaskRequest) -> Result<(), Refusal> {
+        self.touch(req.worker_id)?;
+        let id = req.job_id;
+        let stage = req.stage as usize;
+        let job = self
+            .jobs
+            .get(&id)
+            .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
+        let task = job.tasks.get(stage).cloned().ok_or_else(|| {
+            Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
+        })?;
+        if !task.held_by(req.worker_id, req.attempt) {
+            self.totals.completions_refused += 1;
+            let why = format!(
+                "stale report for {} attempt {} from worker {}: the task is {} at attempt {}{}",
+                task.name,
+                req.attempt,
+                req.worker_id,
+                task.state,
+                task.attempt,
+                task.worker_id
+                    .map(|w| format!(" on worker {w}"))
+                    .unwrap_or_default()
+            );
+            warn!(job = id, "{why}; rejected");
+            self.db.read().event(
+                Some(id),
+                Some(stage),
+                Some(req.attempt),
+                Some(req.worker_id),
+                "rejected_stale",
+                &why,
+            )?;
+            return Err(Refusal::FailedPrecondition(why));
+        }
+        let records = match merge::verify_shards(job, &task, req) {
+            Ok(records) => records,
+            Err(refusal) => {
+                self.totals.completions_refused += 1;
+                let why = refusal.to_string();
+                warn!(job = id, stage = %task.name, attempt = task.attempt, "{why}; the task will be solved again");
+                let mut released = task.clone();
+                released.release()?;
+                self.db.transaction(|tx| {
+                    tx.update_task(id, &released)?;
+                    tx.event(Some(id), Some(stage), Some(req.attempt), Some(req.worker_id), "shards_refused", &why)
+                })?;
+                self.leases.remove(&(id, stage));
+                self.progress.remove(&(id, stage));
+                self.jobs.get_mut(&id).expect("exists").tasks[stage] = released;
+                return Err(refusal);
+            }
+        };
+        merge::promote(job, req)?;
+        let mut finished = task.clone();
+        finished.finish()?;
+        let times = req.times.unwrap_or_default();
+        self.db.transaction(|tx| {
+            for r in &records {
+                tx.put_slice(id, r.id, r.stage, &serde_json::to_string(r)?)?;
+            }
+            tx.update_task(id, &finished)?;
+            tx.set_task_times(
+                id,
+                stage,
+                [times.compute_ms, times.read_ms, times.write_ms, times.bytes_read, times.bytes_written],
+            )?;
+            tx.event(
+                Some(id),
+                Some(stage),
+                Some(req.attempt),
+                Some(req.worker_id),
+                "completed",
+                &format!(
+                    "compute {} ms, read {} ms, write {} ms, {} bytes read, {} bytes written",
+                    times.compute_ms, times.read_ms, times.write_ms, times.bytes_read, times.bytes_written
+                ),
+            )
+        })?;
+        self.totals.tasks_completed += 1;
+        self.totals.bytes_read += times.bytes_read;
+        self.totals.bytes_written += times.bytes_written;
+        self.leases.remove(&(id, stage));
+        self.progress.remove(&(id, stage));
+        self.computed_by.insert((id, stage), req.worker_id);
+        self.jobs.get_mut(&id).expect("exists").tasks[stage] = finished;
+        info!(
+            job = id,
+            stage = %task.name,
+            attempt = req.attempt,
+            worker = req.worker_id,
+            compute_ms = times.compute_ms,
+            read_ms = times.read_ms,
+            write_ms = times.write_ms,
+            "task merged"
+        );
+        self.write_manifest(id)?;
+        self.finish_if_complete(id)?;
+        Ok(())
+    }
+
+    /// A worker could not finish a task.
+    pub fn fail(&mut self, req: &pb::FailTaskRequest) -> Result<(), Refusal> {
+        self.touch(req.worker_id)?;
+        let id = req.job_id;
+        let stage = req.stage as usize;
+        let job = self
+            .jobs
+            .get(&id)
+            .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
+        let mut task = job.tasks.get(stage).cloned().ok_or_else(|| {
+            Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
+        })?;
+        if !task.held_by(req.worker_id, req.attempt) {
+            return Err(Refusal::FailedPrecondition(format!(
+                "stale failure report for {} attempt {}",
+                task.name, req.attempt
+            )));
+        }
+        task.release()?;
+        task.failures += 1;
+        let fatal = !req.retryable || task.failures >= self.config.max_failures;
+        warn!(job = id, stage = %task.name, attempt = req.attempt, worker = req.worker_id, retryable = req.retryable, "task failed: {}", req.reason);
+        self.db.transaction(|tx| {
+            tx.update_task(id, &task)?;
+            tx.event(Some(id), Some(stage), Some(req.attempt), Some(req.worker_id), "failed", &req.reason)?;
+            if fatal {
+                tx.set_job_state(id, "failed", &format!("{}: {}", task.name, req.reason))?;
+            }
+            Ok(())
+        })?;
+        self.leases.remove(&(id, stage));
+        self.progress.remove(&(id, stage));
+        let job = self.jobs.get_mut(&id).expect("exists");
+        job.tasks[stage] = task;
+        if fatal {
+            job.row.state = "failed".into();
+            job.row.note = req.reason.clone();
+        }
+        Ok(())
+    }
+
+    /// Takes back the tasks of silent workers and forgets workers gone for good. Called
+    /// periodically.
+    pub fn reap(&mut self) -> Result<()> {
+        let now = Instant::now();
+        let expired: Vec<(u64, usize)> = self
+            .leases
+            .iter()
+            .filter(|(_, &until)| until < now)
+            .map(|(&k, _)| k)
+            .collect();
+        for (id, stage) in expired {
+            self.leases.remove(&(id, stage));
+            self.progress.remove(&(id, stage));
+            let Some(job) = self.jobs.get_mut(&id) else { continue };
+            let mut task = job.tasks[stage].clone();
+            if task.state != RUNNING {
+                continue;
+            }
+            let worker = task.worker_id;
+            task.release()?;
+            warn!(job = id, stage = %task.name, attempt = task.attempt, ?worker, "lease expired: the worker is silent; the task goes back to the queue");
+            self.db.transaction(|tx| {
+                tx.update_task(id, &task)?;
+                tx.event(Some(id), Some(stage), Some(task.attempt), worker, "lease_expired", "")
+            })?;
+            job.tasks[stage] = task;
+        }
+        let lease = self.config.lease;
+        self.workers.retain(|id, w| {
+            let alive = now.duration_since(w.last_seen) < lease * 4;
+            if !alive {
+                info!(worker = id, name = %w.name, "worker gone");
+            }
+            alive
+        });
+        Ok(())
+    }
+
+    /// Workers heard from within one lease.
+    pub fn live_workers(&self) -> usize {
+        let now = Instant::now();
+        self.workers
+            .values()
+            .filter(|w| now.duration_since(w.last_seen) < self.config.lease)
+            .count()
+    }
+
+    /// Cancels a job: no more tasks are given out, running ones are abandoned.
+    pub fn cancel(&mut self, id: u64) -> Result<(), Refusal> {
+        let job = self
+            .jobs
+            .get_mut(&id)
+            .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
+        if job.row.state != "running" {
+            return Err(Refusal::FailedPrecondition(format!(
+                "job {id} is {}, not running",
+                job.row.state
+            )));
+        }
+        job.row.state = "cancelled".into();
+        self.db.transaction(|tx| {
+            tx.set_job_state(id, "cancelled", "cancelled by request")?;
+            tx.event(Some(id), None, None, None, "cancelled", "")
+        })?;
+        info!(job = id, "job cancelled");
+        Ok(())
+    }
+
+    /// A new job from a client.
+    pub fn submit(&mut self, req: &pb::SubmitRequest) -> Result<(u64, String), Refusal> {
+        if req.game != "musashi" {
+            return Err(Refusal::InvalidArgument(format!(
+                "unknown game '{}' (known: musashi)",
+                req.game
+            )));
+        }
+        let board = retro_musashi::Board::from_text(&req.board_file)
+            .map_err(|e| Refusal::InvalidArgument(format!("board file: {e:#}")))?;
+        let max = (req.max_browns > 0).then_some(req.max_browns as usize);
+        if let Some(k) = max {
+            if k >= board.len() {
+                return Err(Refusal::InvalidArgument(format!(
+                    "max_browns {k}: {} has {} points",
+                    board.name,
+                    board.len()
+                )));
+            }
+        }
+        if !(1..=19).contains(&req.zstd_level) {
+            return Err(Refusal::InvalidArgument(format!(
+                "zstd_level {} is not in 1..=19",
+                req.zstd_level
+            )));
+        }
+        let game = Musashi::new(board, max);
+        let id = self.create_job(&game, req.zstd_level, None)?;
+        Ok((id, self.jobs[&id].row.dir.clone()))
+    }
+
+    /// Status of one job (any job in the database).
+    pub fn status(&self, id: u64) -> Result<pb::JobStatus, Refusal> {
+        if let Some(job) = self.jobs.get(&id) {
+            return Ok(self.job_status(job));
+        }
+        let row = self
+            .db
+            .read()
+            .jobs()?
+            .into_iter()
+            .find(|r| r.id == id)
+            .ok_or_else(|| Refusal::NotFound(format!("no job {id}")))?;
+        let tasks = self.db.read().tasks(id)?;
+        let positions: u64 = tasks.iter().map(|t| t.positions).sum();
+        let done: u64 = tasks.iter().filter(|t| t.state == DONE).map(|t| t.positions).sum();
+        Ok(pb::JobStatus {
+            job_id: id,
+            state: row.state,
+            description: describe(&row.definition),
+            job_dir: row.dir,
+            tasks: Vec::new(),
+            positions_done: done,
+            positions,
+            positions_per_second: 0.0,
+            eta_seconds: -1.0,
+            live_workers: self.live_workers() as u32,
+            note: row.note,
+            elapsed_seconds: 0.0,
+        })
+    }
+
+    fn job_status(&self, job: &JobRuntime) -> pb::JobStatus {
+        let id = job.row.id;
+        let mut tasks = Vec::new();
+        let mut done = 0u64;
+        for t in &job.tasks {
+            let (ply, progress) = self.progress.get(&(id, t.stage)).copied().unwrap_or((0, 0));
+            let state = match t.state.as_str() {
+                PENDING if job.ready(t.stage) => "ready",
+                PENDING => "blocked",
+                s => s,
+            };
+            let positions_done = match state {
+                DONE => t.positions,
+                RUNNING => progress.min(t.positions),
+                _ => 0,
+            };
+            done += positions_done;
+            tasks.push(pb::TaskStatus {
+                stage: t.stage as u32,
+                name: t.name.clone(),
+                state: state.into(),
+                attempt: t.attempt,
+                worker_id: t.worker_id.unwrap_or(0),
+                ply,
+                positions_done,
+                positions: t.positions,
+                slices: job.stages[t.stage].slices.len() as u32,
+            });
+        }
+        let positions: u64 = job.tasks.iter().map(|t| t.positions).sum();
+        let elapsed = job.started.elapsed().as_secs_f64();
+        let rate = done.saturating_sub(job.positions_at_start) as f64 / elapsed.max(1e-3);
+        let eta = if job.row.state == "done" {
+            0.0
+        } else if rate > 0.0 {
+            (positions - done) as f64 / rate
+        } else {
+            -1.0
+        };
+        let live = self.live_workers();
+        let note = if job.row.state == "running" && live == 0 {
+            "waiting for a worker: none is connected (start one with `worker --coordinator URL`)".to_string()
+        } else {
+            job.row.note.clone()
+        };
+        pb::JobStatus {
+            job_id: id,
+            state: job.row.state.clone(),
+            description: describe(&job.row.definition),
+            job_dir: job.dir.display().to_string(),
+            tasks,
+            positions_done: done,
+            positions,
+            positions_per_second: rate,
+            eta_seconds: eta,
+            live_workers: live as u32,
+            note,
+            elapsed_seconds: elapsed,
+        }
+    }
+
+    /// Every job in the database, oldest first.
+    pub fn list(&self) -> Result<Vec<pb::JobStatus>, Refusal> {
+        let ids: Vec<u64> = self.db.read().jobs()?.iter().map(|r| r.id).collect();
+        ids.into_iter().map(|id| self.status(id)).collect()
+    }
+
+    /// Counts of tasks by state over all loaded jobs, for metrics.
+    pub fn task_counts(&self) -> BTreeMap<String, u64> {
+        let mut counts = BTreeMap::new();
+        for (&id, job) in &self.jobs {
+            for t in &job.tasks {
+                let state = match t.state.as_str() {
+                    PENDING if job.ready(t.stage) => "ready",
+                    PENDING => "blocked",
+                    s => s,
+                };
+                *counts.entry(state.to_string()).or_insert(0) += 1;
+            }
+            let _ = id;
+        }
+        counts
+    }
+
+    /// Positions per second over running jobs.
+    pub fn throughput(&self) -> f64 {
+        self.jobs
+            .values()
+            .filter(|j| j.row.state == "running")
+            .map(|j| self.job_status(j).positions_per_second)
+            .sum()
+    }
+}
+
+/// "BOARD25, max browns 16".
+fn describe(definition: &serde_json::Value) -> String {
+    format!(
+        "musashi on {}, max browns {}",
+        definition["board"].as_str().unwrap_or("?"),
+        definition["max_browns"]
+    )
+}

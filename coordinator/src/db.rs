@@ -1,0 +1,356 @@
+//! The coordinator's durable state: an SQLite database in WAL mode inside the data directory.
+//!
+//! Everything that must survive a crash is here, and every state change is one transaction:
+//! jobs, their tasks (state, attempt, worker), the merged slice records, registered workers, and
+//! an append-only event log (assigned, completed, expired, rejected, ...) that tells afterwards
+//! exactly what happened to every task. Leases, heartbeats and live progress are not durable:
+//! after a restart every running task gets a fresh lease, and its worker either renews it or
+//! loses it.
+
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+
+/// File name of the database inside the coordinator's data directory.
+pub const DATABASE: &str = "coordinator.sqlite";
+
+/// The files SQLite keeps beside the database; a job directory may contain them.
+pub const DATABASE_FILES: [&str; 3] = [
+    "coordinator.sqlite",
+    "coordinator.sqlite-wal",
+    "coordinator.sqlite-shm",
+];
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS jobs (
+    id          INTEGER PRIMARY KEY,
+    game        TEXT NOT NULL,
+    definition  TEXT NOT NULL,
+    level       INTEGER NOT NULL,
+    dir         TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    note        TEXT NOT NULL DEFAULT '',
+    created_ms  INTEGER NOT NULL,
+    finished_ms INTEGER
+);
+CREATE TABLE IF NOT EXISTS tasks (
+    job_id        INTEGER NOT NULL REFERENCES jobs(id),
+    stage         INTEGER NOT NULL,
+    name          TEXT NOT NULL,
+    state         TEXT NOT NULL,
+    attempt       INTEGER NOT NULL DEFAULT 0,
+    worker_id     INTEGER,
+    failures      INTEGER NOT NULL DEFAULT 0,
+    positions     INTEGER NOT NULL,
+    compute_ms    INTEGER NOT NULL DEFAULT 0,
+    read_ms       INTEGER NOT NULL DEFAULT 0,
+    write_ms      INTEGER NOT NULL DEFAULT 0,
+    bytes_read    INTEGER NOT NULL DEFAULT 0,
+    bytes_written INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (job_id, stage)
+);
+CREATE TABLE IF NOT EXISTS slices (
+    job_id   INTEGER NOT NULL REFERENCES jobs(id),
+    slice_id INTEGER NOT NULL,
+    stage    INTEGER NOT NULL,
+    record   TEXT NOT NULL,
+    PRIMARY KEY (job_id, slice_id)
+);
+CREATE TABLE IF NOT EXISTS workers (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL,
+    threads       INTEGER NOT NULL,
+    memory_budget INTEGER NOT NULL,
+    registered_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    id        INTEGER PRIMARY KEY,
+    at_ms     INTEGER NOT NULL,
+    job_id    INTEGER,
+    stage     INTEGER,
+    attempt   INTEGER,
+    worker_id INTEGER,
+    kind      TEXT NOT NULL,
+    detail    TEXT NOT NULL DEFAULT ''
+);
+";
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A job as stored.
+#[derive(Clone, Debug)]
+pub struct JobRow {
+    /// Job id.
+    pub id: u64,
+    /// Game name ("musashi").
+    pub game: String,
+    /// The game's definition (JSON).
+    pub definition: serde_json::Value,
+    /// zstd level of the tables.
+    pub level: i32,
+    /// Job directory, relative to the data directory ("." for an embedded solve).
+    pub dir: String,
+    /// "running", "done", "cancelled" or "failed".
+    pub state: String,
+    /// Why the job failed, or other operator-facing remarks.
+    pub note: String,
+}
+
+/// A task as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRow {
+    /// Stage index.
+    pub stage: usize,
+    /// Stage name ("browns=7").
+    pub name: String,
+    /// See [`crate::task_state::TaskState`].
+    pub state: String,
+    /// Attempts given out so far (the fencing token of the current one).
+    pub attempt: u32,
+    /// The worker of the current attempt.
+    pub worker_id: Option<u64>,
+    /// Retryable failures so far.
+    pub failures: u32,
+    /// Array slots of the stage (both sides).
+    pub positions: u64,
+}
+
+/// The database connection.
+pub struct Db {
+    conn: Connection,
+}
+
+impl Db {
+    /// Opens (creating if needed) the database in `data_dir`.
+    pub fn open(data_dir: &Path) -> Result<Db> {
+        let path = data_dir.join(DATABASE);
+        let conn = Connection::open(&path)
+            .with_context(|| format!("cannot open database {}", path.display()))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .and_then(|_| conn.pragma_update(None, "synchronous", "FULL"))
+            .and_then(|_| conn.pragma_update(None, "foreign_keys", "ON"))
+            .and_then(|_| conn.execute_batch(SCHEMA))
+            .with_context(|| format!("{}: cannot set up the database", path.display()))?;
+        let check: String = conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .with_context(|| format!("{}: cannot check the database", path.display()))?;
+        if check != "ok" {
+            anyhow::bail!("{}: database is damaged: {check}", path.display());
+        }
+        Ok(Db { conn })
+    }
+
+    /// Runs `f` in one transaction.
+    pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
+        let tx = self.conn.transaction().context("cannot start a transaction")?;
+        let value = f(&Tx(&tx))?;
+        tx.commit().context("cannot commit a transaction")?;
+        Ok(value)
+    }
+
+    /// Read-only access (no transaction needed for single statements).
+    pub fn read(&self) -> Tx<'_> {
+        Tx(&self.conn)
+    }
+}
+
+/// Statements, run inside a transaction or on their own.
+pub struct Tx<'a>(&'a Connection);
+
+impl Tx<'_> {
+    /// Creates a job; returns its id.
+    pub fn insert_job(
+        &self,
+        game: &str,
+        definition: &serde_json::Value,
+        level: i32,
+        dir: &str,
+    ) -> Result<u64> {
+        self.0.execute(
+            "INSERT INTO jobs (game, definition, level, dir, state, created_ms) VALUES (?1, ?2, ?3, ?4, 'running', ?5)",
+            params![game, definition.to_string(), level, dir, now_ms()],
+        )?;
+        Ok(self.0.last_insert_rowid() as u64)
+    }
+
+    /// Sets a job's directory (decided from its id).
+    pub fn set_job_dir(&self, job: u64, dir: &str) -> Result<()> {
+        self.0
+            .execute("UPDATE jobs SET dir = ?2 WHERE id = ?1", params![job, dir])?;
+        Ok(())
+    }
+
+    /// All jobs, oldest first.
+    pub fn jobs(&self) -> Result<Vec<JobRow>> {
+        let mut stmt = self
+            .0
+            .prepare("SELECT id, game, definition, level, dir, state, note FROM jobs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(JobRow {
+                id: r.get::<_, i64>(0)? as u64,
+                game: r.get(1)?,
+                definition: serde_json::from_str(&r.get::<_, String>(2)?)
+                    .unwrap_or(serde_json::Value::Null),
+                level: r.get(3)?,
+                dir: r.get(4)?,
+                state: r.get(5)?,
+                note: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Sets a job's state and note.
+    pub fn set_job_state(&self, job: u64, state: &str, note: &str) -> Result<()> {
+        let finished = (state != "running").then(now_ms);
+        self.0.execute(
+            "UPDATE jobs SET state = ?2, note = ?3, finished_ms = ?4 WHERE id = ?1",
+            params![job, state, note, finished],
+        )?;
+        Ok(())
+    }
+
+    /// Creates a task.
+    pub fn insert_task(
+        &self,
+        job: u64,
+        stage: usize,
+        name: &str,
+        state: &str,
+        positions: u64,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO tasks (job_id, stage, name, state, positions) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![job, stage as i64, name, state, positions as i64],
+        )?;
+        Ok(())
+    }
+
+    /// The tasks of a job, by stage.
+    pub fn tasks(&self, job: u64) -> Result<Vec<TaskRow>> {
+        let mut stmt = self.0.prepare(
+            "SELECT stage, name, state, attempt, worker_id, failures, positions FROM tasks WHERE job_id = ?1 ORDER BY stage",
+        )?;
+        let rows = stmt.query_map([job], |r| {
+            Ok(TaskRow {
+                stage: r.get::<_, i64>(0)? as usize,
+                name: r.get(1)?,
+                state: r.get(2)?,
+                attempt: r.get(3)?,
+                worker_id: r.get::<_, Option<i64>>(4)?.map(|w| w as u64),
+                failures: r.get(5)?,
+                positions: r.get::<_, i64>(6)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Updates a task's state, attempt, worker and failure count.
+    pub fn update_task(&self, job: u64, task: &TaskRow) -> Result<()> {
+        self.0.execute(
+            "UPDATE tasks SET state = ?3, attempt = ?4, worker_id = ?5, failures = ?6 WHERE job_id = ?1 AND stage = ?2",
+            params![
+                job,
+                task.stage as i64,
+                task.state,
+                task.attempt,
+                task.worker_id.map(|w| w as i64),
+                task.failures
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Records where a finished task's time went.
+    pub fn set_task_times(&self, job: u64, stage: usize, times: [u64; 5]) -> Result<()> {
+        self.0.execute(
+            "UPDATE tasks SET compute_ms = ?3, read_ms = ?4, write_ms = ?5, bytes_read = ?6, bytes_written = ?7 WHERE job_id = ?1 AND stage = ?2",
+            params![
+                job,
+                stage as i64,
+                times[0] as i64,
+                times[1] as i64,
+                times[2] as i64,
+                times[3] as i64,
+                times[4] as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Stores the manifest record of a merged slice.
+    pub fn put_slice(&self, job: u64, slice: u32, stage: usize, record: &str) -> Result<()> {
+        self.0.execute(
+            "INSERT OR REPLACE INTO slices (job_id, slice_id, stage, record) VALUES (?1, ?2, ?3, ?4)",
+            params![job, slice, stage as i64, record],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets the merged slices of a stage (their tables are damaged).
+    pub fn delete_stage_slices(&self, job: u64, stage: usize) -> Result<()> {
+        self.0.execute(
+            "DELETE FROM slices WHERE job_id = ?1 AND stage = ?2",
+            params![job, stage as i64],
+        )?;
+        Ok(())
+    }
+
+    /// The merged slice records of a job (JSON), by slice id.
+    pub fn slices(&self, job: u64) -> Result<Vec<String>> {
+        let mut stmt = self
+            .0
+            .prepare("SELECT record FROM slices WHERE job_id = ?1 ORDER BY slice_id")?;
+        let rows = stmt.query_map([job], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Registers a worker; returns its id.
+    pub fn insert_worker(&self, name: &str, threads: u32, memory_budget: u64) -> Result<u64> {
+        self.0.execute(
+            "INSERT INTO workers (name, threads, memory_budget, registered_ms) VALUES (?1, ?2, ?3, ?4)",
+            params![name, threads, memory_budget as i64, now_ms()],
+        )?;
+        Ok(self.0.last_insert_rowid() as u64)
+    }
+
+    /// A registered worker's name.
+    pub fn worker_name(&self, id: u64) -> Result<Option<String>> {
+        Ok(self
+            .0
+            .query_row("SELECT name FROM workers WHERE id = ?1", [id as i64], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    /// Appends to the event log.
+    pub fn event(
+        &self,
+        job: Option<u64>,
+        stage: Option<usize>,
+        attempt: Option<u32>,
+        worker: Option<u64>,
+        kind: &str,
+        detail: &str,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO events (at_ms, job_id, stage, attempt, worker_id, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                now_ms(),
+                job.map(|j| j as i64),
+                stage.map(|s| s as i64),
+                attempt,
+                worker.map(|w| w as i64),
+                kind,
+                detail
+            ],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,112 @@
+//! The life of a task, with every transition spelled out.
+//!
+//! ```text
+//!            assign (attempt += 1)            finish (shards verified and merged)
+//!  pending ────────────────────────► running ─────────────────────────────────► done
+//!     ▲                                 │                                          │
+//!     └──── release: lease expired, ────┘                                          │
+//!           worker failed (retryable),                                             │
+//!           shard damaged                                                          │
+//!     ▲                                                                            │
+//!     └──────────────────── reopen: final table found damaged ─────────────────────┘
+//! ```
+//!
+//! A pending task is *ready* when every stage it depends on is done, *blocked* otherwise; that
+//! is derived, not stored. The attempt number is the fencing token: only the worker holding the
+//! current attempt of a running task may complete it.
+
+use crate::db::TaskRow;
+use anyhow::{bail, Result};
+
+/// Stored state: waiting to be given out.
+pub const PENDING: &str = "pending";
+/// Stored state: given to a worker under a lease.
+pub const RUNNING: &str = "running";
+/// Stored state: merged into the final tables.
+pub const DONE: &str = "done";
+
+impl TaskRow {
+    /// pending → running: the task goes to `worker` as a new attempt.
+    pub fn assign(&mut self, worker: u64) -> Result<()> {
+        self.expect(PENDING, "assign")?;
+        self.state = RUNNING.into();
+        self.attempt += 1;
+        self.worker_id = Some(worker);
+        Ok(())
+    }
+
+    /// running → pending: the current attempt is abandoned; a later one starts afresh.
+    pub fn release(&mut self) -> Result<()> {
+        self.expect(RUNNING, "release")?;
+        self.state = PENDING.into();
+        self.worker_id = None;
+        Ok(())
+    }
+
+    /// running → done: the current attempt's shards are merged.
+    pub fn finish(&mut self) -> Result<()> {
+        self.expect(RUNNING, "finish")?;
+        self.state = DONE.into();
+        Ok(())
+    }
+
+    /// done → pending: a final table of the task was found damaged; solve it again.
+    pub fn reopen(&mut self) -> Result<()> {
+        self.expect(DONE, "reopen")?;
+        self.state = PENDING.into();
+        self.worker_id = None;
+        Ok(())
+    }
+
+    /// Whether the task is running as `attempt` on `worker`.
+    pub fn held_by(&self, worker: u64, attempt: u32) -> bool {
+        self.state == RUNNING && self.attempt == attempt && self.worker_id == Some(worker)
+    }
+
+    fn expect(&self, state: &str, transition: &str) -> Result<()> {
+        if self.state != state {
+            bail!(
+                "cannot {transition} task {} in state {} (expected {state})",
+                self.name,
+                self.state
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task() -> TaskRow {
+        TaskRow {
+            stage: 3,
+            name: "browns=3".into(),
+            state: PENDING.into(),
+            attempt: 0,
+            worker_id: None,
+            failures: 0,
+            positions: 10,
+        }
+    }
+
+    #[test]
+    fn attempts_count_up_and_fence_old_holders() {
+        let mut t = task();
+        t.assign(7).unwrap();
+        assert!(t.held_by(7, 1));
+        t.release().unwrap();
+        assert!(!t.held_by(7, 1));
+        t.assign(8).unwrap();
+        assert_eq!(t.attempt, 2);
+        assert!(!t.held_by(7, 1), "the first attempt is fenced");
+        t.finish().unwrap();
+        assert!(!t.held_by(8, 2), "a done task is held by nobody");
+        assert!(t.finish().is_err());
+        assert!(t.assign(9).is_err());
+        t.reopen().unwrap();
+        t.assign(9).unwrap();
+        assert_eq!(t.attempt, 3);
+    }
+}
