@@ -203,13 +203,23 @@ impl Core {
         let records = self.records(id)?;
         let damaged = merge::damaged_stages(&self.jobs[&id], &records);
         for (stage, why) in damaged {
-            warn!(job = id, "{why}; solving {} again", self.jobs[&id].tasks[stage].name);
+            warn!(
+                job = id,
+                "{why}; solving {} again", self.jobs[&id].tasks[stage].name
+            );
             let mut task = self.jobs[&id].tasks[stage].clone();
             task.reopen()?;
             self.db.transaction(|tx| {
                 tx.delete_stage_slices(id, stage)?;
                 tx.update_task(id, &task)?;
-                tx.event(Some(id), Some(stage), Some(task.attempt), None, "table_damaged", &why)
+                tx.event(
+                    Some(id),
+                    Some(stage),
+                    Some(task.attempt),
+                    None,
+                    "table_damaged",
+                    &why,
+                )
             })?;
             self.jobs.get_mut(&id).expect("loaded").tasks[stage] = task;
         }
@@ -261,6 +271,17 @@ impl Core {
         self.create_job(game, level, Some("."))
     }
 
+    /// The game and zstd level of the embedded solve's job, if the database has one.
+    pub fn embedded_job(&self) -> Result<Option<(Musashi, i32)>> {
+        let rows = self.db.read().jobs()?;
+        let Some(row) = rows.into_iter().find(|r| r.dir == ".") else {
+            return Ok(None);
+        };
+        let game = game_from_definition(&row.game, &row.definition)
+            .with_context(|| format!("job {}", row.id))?;
+        Ok(Some((game, row.level)))
+    }
+
     /// Plans a new job: creates its directory (or adopts the intact tables of an earlier solve
     /// of the same definition in it) and its tasks, one per stage.
     pub fn create_job(&mut self, game: &Musashi, level: i32, dir: Option<&str>) -> Result<u64> {
@@ -289,7 +310,14 @@ impl Core {
                     let state = if intact[i] { DONE } else { PENDING };
                     tx.insert_task(id, i, &stage.name, state, stage_positions(game, stage))?;
                     if intact[i] {
-                        tx.event(Some(id), Some(i), Some(0), None, "adopted", "intact tables found")?;
+                        tx.event(
+                            Some(id),
+                            Some(i),
+                            Some(0),
+                            None,
+                            "adopted",
+                            "intact tables found",
+                        )?;
                     }
                 }
                 for r in &manifest.slices {
@@ -299,7 +327,9 @@ impl Core {
             })
         })();
         if let Err(e) = planned {
-            self.db.read().set_job_state(id, "failed", &format!("{e:#}"))?;
+            self.db
+                .read()
+                .set_job_state(id, "failed", &format!("{e:#}"))?;
             return Err(e);
         }
         info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
@@ -416,8 +446,7 @@ impl Core {
                         .is_some_and(|t| t.held_by(worker, p.attempt))
             });
             if held {
-                self.leases
-                    .insert(key, Instant::now() + self.config.lease);
+                self.leases.insert(key, Instant::now() + self.config.lease);
                 self.progress.insert(key, (p.ply, p.positions_done));
             } else {
                 abandon.push(p.clone());
@@ -456,7 +485,14 @@ impl Core {
         task.assign(worker)?;
         self.db.transaction(|tx| {
             tx.update_task(id, &task)?;
-            tx.event(Some(id), Some(stage), Some(task.attempt), Some(worker), "assigned", "")
+            tx.event(
+                Some(id),
+                Some(stage),
+                Some(task.attempt),
+                Some(worker),
+                "assigned",
+                "",
+            )
         })?;
         self.leases
             .insert((id, stage), Instant::now() + self.config.lease);
@@ -478,9 +514,10 @@ impl Core {
             .jobs
             .get(&id)
             .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
-        let task = job.tasks.get(stage).cloned().ok_or_else(|| {
-            Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
-        })?;
+        let task =
+            job.tasks.get(stage).cloned().ok_or_else(|| {
+                Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
+            })?;
         if !task.held_by(req.worker_id, req.attempt) {
             self.totals.completions_refused += 1;
             let why = format!(
@@ -515,7 +552,14 @@ impl Core {
                 released.release()?;
                 self.db.transaction(|tx| {
                     tx.update_task(id, &released)?;
-                    tx.event(Some(id), Some(stage), Some(req.attempt), Some(req.worker_id), "shards_refused", &why)
+                    tx.event(
+                        Some(id),
+                        Some(stage),
+                        Some(req.attempt),
+                        Some(req.worker_id),
+                        "shards_refused",
+                        &why,
+                    )
                 })?;
                 self.leases.remove(&(id, stage));
                 self.progress.remove(&(id, stage));
@@ -535,7 +579,13 @@ impl Core {
             tx.set_task_times(
                 id,
                 stage,
-                [times.compute_ms, times.read_ms, times.write_ms, times.bytes_read, times.bytes_written],
+                [
+                    times.compute_ms,
+                    times.read_ms,
+                    times.write_ms,
+                    times.bytes_read,
+                    times.bytes_written,
+                ],
             )?;
             tx.event(
                 Some(id),
@@ -545,7 +595,11 @@ impl Core {
                 "completed",
                 &format!(
                     "compute {} ms, read {} ms, write {} ms, {} bytes read, {} bytes written",
-                    times.compute_ms, times.read_ms, times.write_ms, times.bytes_read, times.bytes_written
+                    times.compute_ms,
+                    times.read_ms,
+                    times.write_ms,
+                    times.bytes_read,
+                    times.bytes_written
                 ),
             )
         })?;
@@ -580,9 +634,10 @@ impl Core {
             .jobs
             .get(&id)
             .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
-        let mut task = job.tasks.get(stage).cloned().ok_or_else(|| {
-            Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
-        })?;
+        let mut task =
+            job.tasks.get(stage).cloned().ok_or_else(|| {
+                Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
+            })?;
         if !task.held_by(req.worker_id, req.attempt) {
             return Err(Refusal::FailedPrecondition(format!(
                 "stale failure report for {} attempt {}",
@@ -595,7 +650,14 @@ impl Core {
         warn!(job = id, stage = %task.name, attempt = req.attempt, worker = req.worker_id, retryable = req.retryable, "task failed: {}", req.reason);
         self.db.transaction(|tx| {
             tx.update_task(id, &task)?;
-            tx.event(Some(id), Some(stage), Some(req.attempt), Some(req.worker_id), "failed", &req.reason)?;
+            tx.event(
+                Some(id),
+                Some(stage),
+                Some(req.attempt),
+                Some(req.worker_id),
+                "failed",
+                &req.reason,
+            )?;
             if fatal {
                 tx.set_job_state(id, "failed", &format!("{}: {}", task.name, req.reason))?;
             }
@@ -625,7 +687,9 @@ impl Core {
         for (id, stage) in expired {
             self.leases.remove(&(id, stage));
             self.progress.remove(&(id, stage));
-            let Some(job) = self.jobs.get_mut(&id) else { continue };
+            let Some(job) = self.jobs.get_mut(&id) else {
+                continue;
+            };
             let mut task = job.tasks[stage].clone();
             if task.state != RUNNING {
                 continue;
@@ -635,7 +699,14 @@ impl Core {
             warn!(job = id, stage = %task.name, attempt = task.attempt, ?worker, "lease expired: the worker is silent; the task goes back to the queue");
             self.db.transaction(|tx| {
                 tx.update_task(id, &task)?;
-                tx.event(Some(id), Some(stage), Some(task.attempt), worker, "lease_expired", "")
+                tx.event(
+                    Some(id),
+                    Some(stage),
+                    Some(task.attempt),
+                    worker,
+                    "lease_expired",
+                    "",
+                )
             })?;
             job.tasks[stage] = task;
         }
@@ -725,7 +796,11 @@ impl Core {
             .ok_or_else(|| Refusal::NotFound(format!("no job {id}")))?;
         let tasks = self.db.read().tasks(id)?;
         let positions: u64 = tasks.iter().map(|t| t.positions).sum();
-        let done: u64 = tasks.iter().filter(|t| t.state == DONE).map(|t| t.positions).sum();
+        let done: u64 = tasks
+            .iter()
+            .filter(|t| t.state == DONE)
+            .map(|t| t.positions)
+            .sum();
         Ok(pb::JobStatus {
             job_id: id,
             state: row.state,
@@ -783,7 +858,8 @@ impl Core {
         };
         let live = self.live_workers();
         let note = if job.row.state == "running" && live == 0 {
-            "waiting for a worker: none is connected (start one with `worker --coordinator URL`)".to_string()
+            "waiting for a worker: none is connected (start one with `worker --coordinator URL`)"
+                .to_string()
         } else {
             job.row.note.clone()
         };

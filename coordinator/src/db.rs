@@ -147,7 +147,10 @@ impl Db {
 
     /// Runs `f` in one transaction.
     pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
-        let tx = self.conn.transaction().context("cannot start a transaction")?;
+        let tx = self
+            .conn
+            .transaction()
+            .context("cannot start a transaction")?;
         let value = f(&Tx(&tx))?;
         tx.commit().context("cannot commit a transaction")?;
         Ok(value)
@@ -187,9 +190,9 @@ impl Tx<'_> {
 
     /// All jobs, oldest first.
     pub fn jobs(&self) -> Result<Vec<JobRow>> {
-        let mut stmt = self
-            .0
-            .prepare("SELECT id, game, definition, level, dir, state, note FROM jobs ORDER BY id")?;
+        let mut stmt = self.0.prepare(
+            "SELECT id, game, definition, level, dir, state, note FROM jobs ORDER BY id",
+        )?;
         let rows = stmt.query_map([], |r| {
             Ok(JobRow {
                 id: r.get::<_, i64>(0)? as u64,

@@ -29,11 +29,7 @@ pub fn shard_dir(stage: usize, attempt: u32) -> String {
 }
 
 /// The task message for a worker: what to solve, and the final tables it reads.
-pub(crate) fn task_message(
-    job: &JobRuntime,
-    task: &TaskRow,
-    records: &[SliceRecord],
-) -> pb::Task {
+pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRecord]) -> pb::Task {
     let deps = &job.stages[task.stage].depends_on;
     let inputs = records
         .iter()
@@ -122,14 +118,16 @@ pub(crate) fn verify_shards(
                 map.insert(v, n);
             }
             if map.values().sum::<u64>() > positions {
-                return Err(bad(format!("histogram of {} exceeds its positions", d.path)));
+                return Err(bad(format!(
+                    "histogram of {} exceeds its positions",
+                    d.path
+                )));
             }
             histograms.push(map);
         }
-        let (sum, len) = job
-            .storage
-            .checksum(&d.path)
-            .map_err(|e| Refusal::DataLoss(format!("shard {}: {e:#}", job.storage.describe(&d.path))))?;
+        let (sum, len) = job.storage.checksum(&d.path).map_err(|e| {
+            Refusal::DataLoss(format!("shard {}: {e:#}", job.storage.describe(&d.path)))
+        })?;
         if format!("{sum:016x}") != d.checksum || len != d.bytes {
             return Err(Refusal::DataLoss(format!(
                 "shard {} is damaged: {len} bytes with checksum {sum:016x}, reported {} bytes with {}",
@@ -174,7 +172,8 @@ pub(crate) fn remove_dead_shards(job: &JobRuntime) -> Result<()> {
         let entry = entry.with_context(|| format!("cannot read {}", root.display()))?;
         let name = entry.file_name().to_string_lossy().to_string();
         let live = job.tasks.iter().any(|t| {
-            t.state == crate::task_state::RUNNING && name == shard_dir(t.stage, t.attempt)["shards/".len()..]
+            t.state == crate::task_state::RUNNING
+                && name == shard_dir(t.stage, t.attempt)["shards/".len()..]
         });
         if !live {
             job.storage.remove_prefix(&format!("shards/{name}"))?;
@@ -204,10 +203,18 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
     }
     for t in &job.tasks {
         if t.state == crate::task_state::DONE && !damaged.contains_key(&t.stage) {
-            if let Some(s) = job.stages[t.stage].slices.iter().find(|s| !present[s.0 as usize]) {
+            if let Some(s) = job.stages[t.stage]
+                .slices
+                .iter()
+                .find(|s| !present[s.0 as usize])
+            {
                 damaged.insert(
                     t.stage,
-                    format!("{}: no record of {}", job.dir.display(), job.game.slice_name(*s)),
+                    format!(
+                        "{}: no record of {}",
+                        job.dir.display(),
+                        job.game.slice_name(*s)
+                    ),
                 );
             }
         }

@@ -26,13 +26,33 @@ pub fn render(core: &SharedCore) -> String {
     registry.register("workers", "Workers heard from within one lease", workers);
     let rate = Gauge::<f64, AtomicU64>::default();
     rate.set(core.throughput());
-    registry.register("positions_per_second", "Solve throughput of running jobs", rate);
+    registry.register(
+        "positions_per_second",
+        "Solve throughput of running jobs",
+        rate,
+    );
     let totals = core.totals;
     for (name, help, value) in [
-        ("bytes_read", "Bytes read by workers for merged tasks", totals.bytes_read),
-        ("bytes_written", "Bytes written by workers for merged tasks", totals.bytes_written),
-        ("tasks_completed", "Tasks merged since start", totals.tasks_completed),
-        ("completions_refused", "Completions refused (stale, damaged, malformed)", totals.completions_refused),
+        (
+            "bytes_read",
+            "Bytes read by workers for merged tasks",
+            totals.bytes_read,
+        ),
+        (
+            "bytes_written",
+            "Bytes written by workers for merged tasks",
+            totals.bytes_written,
+        ),
+        (
+            "tasks_completed",
+            "Tasks merged since start",
+            totals.tasks_completed,
+        ),
+        (
+            "completions_refused",
+            "Completions refused (stale, damaged, malformed)",
+            totals.completions_refused,
+        ),
     ] {
         let c = Counter::<u64>::default();
         c.inc_by(value);

@@ -64,7 +64,10 @@ impl pb::worker_api_server::WorkerApi for WorkerService {
         request: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatReply>, Status> {
         let req = request.into_inner();
-        let abandon = with_core(&self.core, move |c| c.heartbeat(req.worker_id, &req.running)).await?;
+        let abandon = with_core(&self.core, move |c| {
+            c.heartbeat(req.worker_id, &req.running)
+        })
+        .await?;
         Ok(Response::new(pb::HeartbeatReply { abandon }))
     }
 
@@ -118,7 +121,9 @@ impl pb::job_api_server::JobApi for JobService {
         request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::JobStatus>, Status> {
         let id = request.into_inner().job_id;
-        Ok(Response::new(with_core(&self.core, move |c| c.status(id)).await?))
+        Ok(Response::new(
+            with_core(&self.core, move |c| c.status(id)).await?,
+        ))
     }
 
     async fn cancel(

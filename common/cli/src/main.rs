@@ -5,7 +5,9 @@
 #[macro_use]
 mod output;
 mod bench;
+mod client;
 mod counts;
+mod embedded;
 mod game_choice;
 mod probe;
 mod solve;
@@ -15,6 +17,7 @@ mod verify;
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
 use game_choice::{choose_board, GameName};
+use retro_coordinator::cli::LogFormat;
 use retro_musashi::counts::format_count_table;
 use retro_musashi::Musashi;
 use std::path::PathBuf;
@@ -31,12 +34,32 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log format (on stderr): human-readable lines, or one JSON object per line.
+    #[arg(long, value_enum, default_value = "text", global = true)]
+    log_format: LogFormat,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Solve a game and write its tables to an output directory (resumes an interrupted solve).
+    ///
+    /// Runs a coordinator and workers in this process on loopback (the cluster pipeline on
+    /// one machine); `--in-process` solves without them.
     Solve(SolveArgs),
+    /// Continue an interrupted `retro solve` in its output directory.
+    Resume(ResumeArgs),
+    /// Run a coordinator (same as the `coordinator` command).
+    Coordinator(retro_coordinator::cli::CoordinatorArgs),
+    /// Run a worker (same as the `worker` command).
+    Worker(retro_worker::cli::WorkerArgs),
+    /// Submit a job to a running coordinator.
+    Submit(SubmitArgs),
+    /// Show a job's status: stages done, current plies, workers, throughput, ETA.
+    Status(StatusArgs),
+    /// Cancel a job.
+    Cancel(JobArgs),
+    /// List the coordinator's jobs.
+    Jobs(ConnectionArgs),
     /// Print the count table of a solved directory, in the published CSV format.
     Counts {
         /// The solved output directory.
@@ -101,6 +124,34 @@ impl TargetArgs {
     }
 }
 
+/// Prints what a solve did and the start position's value.
+fn print_summary(summary: &solve::SolveSummary, out: &std::path::Path) -> Result<()> {
+    outln!(
+        "Solved {} positions (array slots, both sides) into {} in {:.2} s ({:.1} M positions/s).",
+        summary.solved_positions,
+        out.display(),
+        summary.seconds,
+        summary.solved_positions as f64 / summary.seconds / 1e6
+    );
+    outln!("{}", summary.start);
+    Ok(())
+}
+
+/// The async runtime of the client, coordinator and worker commands.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new()
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
+}
+
+/// The embedded worker count: the flag, or 2 when there are several threads (Musashi's even
+/// and odd brown counts are independent chains, so two tasks are ready at a time).
+fn workers(flag: Option<u64>, threads: usize) -> usize {
+    match flag {
+        Some(n) => n as usize,
+        None => threads.clamp(1, 2),
+    }
+}
+
 /// The thread count: the flag, or every core.
 fn threads(flag: Option<usize>) -> Result<usize> {
     match flag {
@@ -127,6 +178,70 @@ struct SolveArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Workers started in this process [default: 2 with several cores, else 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    workers: Option<u64>,
+    /// Solve in this process without coordinator or workers (the reference driver).
+    #[arg(long, conflicts_with = "workers")]
+    in_process: bool,
+    /// Milliseconds a worker may stay silent before its task goes to another.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, hide = true)]
+    lease_ms: u64,
+}
+
+#[derive(Args)]
+struct ResumeArgs {
+    /// The output directory of the interrupted solve.
+    dir: PathBuf,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Workers [default: 2 with several cores, else 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    workers: Option<u64>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ConnectionArgs {
+    #[command(flatten)]
+    connection: client::Connection,
+}
+
+#[derive(Args)]
+struct JobArgs {
+    /// The job id.
+    job: u64,
+    #[command(flatten)]
+    connection: client::Connection,
+}
+
+#[derive(Args)]
+struct StatusArgs {
+    /// The job id.
+    job: u64,
+    /// List every stage, not only running and ready ones.
+    #[arg(long)]
+    all: bool,
+    #[command(flatten)]
+    connection: client::Connection,
+}
+
+#[derive(Args)]
+struct SubmitArgs {
+    /// The game, board file and brown limit to solve.
+    #[command(flatten)]
+    target: TargetArgs,
+    /// zstd compression level of the tables.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=19))]
+    level: i32,
+    /// Follow the job with a progress bar until it ends.
+    #[arg(long)]
+    wait: bool,
+    #[command(flatten)]
+    connection: client::Connection,
 }
 
 #[derive(Args)]
@@ -167,23 +282,109 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Solve(a) => {
             let game = a.target.game()?;
-            let options = solve::SolveOptions {
-                out: a.out,
-                threads: threads(a.threads)?,
-                level: a.level,
-                quiet: a.quiet,
+            let threads = threads(a.threads)?;
+            let summary = if a.in_process {
+                let options = solve::SolveOptions {
+                    out: a.out.clone(),
+                    threads,
+                    level: a.level,
+                    quiet: a.quiet,
+                };
+                solve::run(game, &options)?
+            } else {
+                let options = embedded::EmbeddedOptions {
+                    out: a.out.clone(),
+                    threads,
+                    workers: workers(a.workers, threads),
+                    level: a.level,
+                    quiet: a.quiet,
+                    lease: std::time::Duration::from_millis(a.lease_ms.max(100)),
+                };
+                embedded::run(Some(game), &options)?
             };
-            let summary = solve::run(game, &options)?;
-            outln!(
-                "Solved {} positions (array slots, both sides) into {} in {:.2} s ({:.1} M positions/s).",
-                summary.solved_positions,
-                options.out.display(),
-                summary.seconds,
-                summary.solved_positions as f64 / summary.seconds / 1e6
-            );
-            outln!("{}", summary.start);
-            Ok(())
+            print_summary(&summary, &a.out)
         }
+        Command::Resume(a) => {
+            let threads = threads(a.threads)?;
+            let options = embedded::EmbeddedOptions {
+                out: a.dir.clone(),
+                threads,
+                workers: workers(a.workers, threads),
+                level: 3,
+                quiet: a.quiet,
+                lease: std::time::Duration::from_secs(10),
+            };
+            let summary = embedded::run(None, &options)?;
+            print_summary(&summary, &a.dir)
+        }
+        Command::Coordinator(a) => runtime()?.block_on(retro_coordinator::cli::run(a)),
+        Command::Worker(a) => runtime()?.block_on(retro_worker::cli::run_cli(a)),
+        Command::Submit(a) => {
+            let game = a.target.game()?;
+            runtime()?.block_on(async {
+                let mut c = a.connection.connect().await?;
+                let reply = c
+                    .submit(retro_proto::SubmitRequest {
+                        game: "musashi".into(),
+                        board_file: game.board().source.clone(),
+                        max_browns: game.max_browns() as u32,
+                        zstd_level: a.level,
+                    })
+                    .await
+                    .map_err(|s| client::refused("submit", s))?
+                    .into_inner();
+                outln!(
+                    "job {} submitted; its directory: {} (in the coordinator's data directory)",
+                    reply.job_id,
+                    reply.job_dir
+                );
+                if a.wait {
+                    let s = client::wait(&mut c, reply.job_id).await?;
+                    client::print_status(&s, false)?;
+                }
+                Ok(())
+            })
+        }
+        Command::Status(a) => runtime()?.block_on(async {
+            let mut c = a.connection.connect().await?;
+            let s = c
+                .status(retro_proto::StatusRequest { job_id: a.job })
+                .await
+                .map_err(|s| client::refused("status", s))?
+                .into_inner();
+            client::print_status(&s, a.all)
+        }),
+        Command::Cancel(a) => runtime()?.block_on(async {
+            let mut c = a.connection.connect().await?;
+            c.cancel(retro_proto::CancelRequest { job_id: a.job })
+                .await
+                .map_err(|s| client::refused("cancel", s))?;
+            outln!("job {} cancelled", a.job);
+            Ok(())
+        }),
+        Command::Jobs(a) => runtime()?.block_on(async {
+            let mut c = a.connection.connect().await?;
+            let jobs = c
+                .list_jobs(retro_proto::ListJobsRequest {})
+                .await
+                .map_err(|s| client::refused("jobs", s))?
+                .into_inner()
+                .jobs;
+            if jobs.is_empty() {
+                outln!("no jobs");
+            }
+            for j in jobs {
+                outln!(
+                    "{:>6}  {:<9}  {:>5.1}%  {}  {}",
+                    j.job_id,
+                    j.state,
+                    100.0 * j.positions_done as f64 / j.positions.max(1) as f64,
+                    j.description,
+                    j.job_dir
+                );
+            }
+            Ok(())
+        }),
         Command::Bench(a) => {
             a.target.game()?;
             bench::bench(
@@ -255,13 +456,15 @@ fn main() -> ExitCode {
         Command::Bench(_) => "warn",
         _ => "info",
     };
-    tracing_subscriber::fmt()
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RETRO_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    let subscriber = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RETRO_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .init();
+        .with_env_filter(filter);
+    match cli.log_format {
+        LogFormat::Text => subscriber.init(),
+        LogFormat::Json => subscriber.json().init(),
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`retro probe ... | head`): nothing left to say.

@@ -248,7 +248,7 @@ fn stage_worker(
 }
 
 /// The start position's value in words, when the board has one within the solve.
-fn start_value(game: &Musashi, out: &Path) -> Result<String> {
+pub(crate) fn start_value(game: &Musashi, out: &Path) -> Result<String> {
     let Some(start) = game.board().start.clone() else {
         return Ok("The board defines no start position.".into());
     };

@@ -1,9 +1,9 @@
 //! Reading a solved output directory: the manifest, and values looked up in slice tables.
 
-use retro_pipeline::game_of;
 use anyhow::{bail, Context, Result};
 use retro_engine::{Game, SliceId, Value, NON_CANONICAL};
 use retro_musashi::{Musashi, Position, Side};
+use retro_pipeline::game_of;
 use retro_store::{Manifest, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -31,11 +31,7 @@ pub trait Storage: Send + Sync {
 /// Checks that `key` is a relative path that stays inside the job directory.
 pub fn check_key(key: &str) -> Result<()> {
     let path = Path::new(key);
-    if key.is_empty()
-        || !path
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)))
-    {
+    if key.is_empty() || !path.components().all(|c| matches!(c, Component::Normal(_))) {
         bail!("'{key}' is not a relative path inside the job directory");
     }
     Ok(())

@@ -1,0 +1,134 @@
+//! `retro submit|status|cancel|jobs`: talking to a running coordinator.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use retro_proto as pb;
+use retro_proto::job_api_client::JobApiClient;
+use std::path::PathBuf;
+use std::time::Duration;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+/// How to reach the coordinator.
+#[derive(Args, Debug, Clone)]
+pub struct Connection {
+    /// The coordinator's URL.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:50051")]
+    pub coordinator: String,
+    /// File holding the cluster token [default: $RETRO_TOKEN].
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+type Client = JobApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
+
+impl Connection {
+    /// Connects (fails with a clear message when nobody listens).
+    pub async fn connect(&self) -> Result<Client> {
+        let token = pb::read_token(self.token_file.as_deref()).map_err(anyhow::Error::msg)?;
+        let channel = Endpoint::from_shared(self.coordinator.clone())
+            .with_context(|| format!("'{}' is not a coordinator URL", self.coordinator))?
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(30))
+            .connect()
+            .await
+            .with_context(|| format!("cannot reach the coordinator at {}", self.coordinator))?;
+        let token = pb::auth::AttachToken::new(&token).map_err(anyhow::Error::msg)?;
+        Ok(JobApiClient::with_interceptor(channel, token)
+            .max_decoding_message_size(pb::MAX_MESSAGE_BYTES))
+    }
+}
+
+/// A refused call as a one-line error.
+pub fn refused(what: &str, status: tonic::Status) -> anyhow::Error {
+    anyhow::anyhow!("{what}: {:?}: {}", status.code(), status.message())
+}
+
+/// Prints a job's status: a summary line, then one line per stage that is not blocked.
+pub fn print_status(s: &pb::JobStatus, all_tasks: bool) -> Result<()> {
+    let done = s.tasks.iter().filter(|t| t.state == "done").count();
+    outln!(
+        "job {}: {} — {} ({}/{} stages done, {:.1}% of {} positions)",
+        s.job_id,
+        s.state,
+        s.description,
+        done,
+        s.tasks.len(),
+        100.0 * s.positions_done as f64 / s.positions.max(1) as f64,
+        s.positions
+    );
+    outln!("  directory: {}", s.job_dir);
+    if s.state == "running" {
+        let eta = if s.eta_seconds >= 0.0 {
+            format!("{:.0} s", s.eta_seconds)
+        } else {
+            "unknown".into()
+        };
+        outln!(
+            "  workers: {} live; throughput {:.1} M positions/s; ETA {eta}",
+            s.live_workers,
+            s.positions_per_second / 1e6
+        );
+    }
+    if !s.note.is_empty() {
+        outln!("  note: {}", s.note);
+    }
+    for t in &s.tasks {
+        if all_tasks || t.state == "running" || t.state == "ready" {
+            let detail = if t.state == "running" {
+                format!(
+                    " on worker {} (attempt {}), ply {}, {}/{} positions",
+                    t.worker_id, t.attempt, t.ply, t.positions_done, t.positions
+                )
+            } else {
+                String::new()
+            };
+            outln!("  {:<10} {:<8}{detail}", t.name, t.state);
+        }
+    }
+    Ok(())
+}
+
+/// Follows a job with a progress bar until it ends; fails unless it ends done.
+pub async fn wait(client: &mut Client, job: u64) -> Result<pb::JobStatus> {
+    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {percent:>3}% {msg} {human_pos}/{human_len} positions, ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    loop {
+        let s = client
+            .status(pb::StatusRequest { job_id: job })
+            .await
+            .map_err(|s| refused("status", s))?
+            .into_inner();
+        bar.set_length(s.positions);
+        bar.set_position(s.positions_done);
+        let running: Vec<String> = s
+            .tasks
+            .iter()
+            .filter(|t| t.state == "running")
+            .map(|t| format!("{} ply {}", t.name, t.ply))
+            .collect();
+        bar.set_message(if s.note.is_empty() {
+            running.join(", ")
+        } else {
+            s.note.clone()
+        });
+        match s.state.as_str() {
+            "running" => tokio::time::sleep(Duration::from_millis(250)).await,
+            "done" => {
+                bar.finish_and_clear();
+                return Ok(s);
+            }
+            other => {
+                bar.finish_and_clear();
+                bail!("job {job} {other}: {}", s.note);
+            }
+        }
+    }
+}

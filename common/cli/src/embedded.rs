@@ -1,0 +1,177 @@
+//! `retro solve` and `retro resume`: a coordinator and N workers in this process, talking
+//! gRPC over loopback, on the output directory as the job directory.
+//!
+//! This is the cluster pipeline in miniature (same services, same shards, same merge), so that
+//! what runs on one machine is what runs on many. The workers share one rayon pool of
+//! `--threads`, so two tasks in flight (Musashi's even and odd brown counts are independent)
+//! split the cores between them instead of oversubscribing.
+
+use crate::solve::{start_value, SolveSummary};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use retro_coordinator::core::{Core, CoreConfig};
+use retro_coordinator::db::DATABASE;
+use retro_coordinator::server::{start_with, CoordinatorOptions};
+use retro_musashi::Musashi;
+use retro_pipeline::job_dir;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::info;
+
+/// How to run an embedded solve.
+pub struct EmbeddedOptions {
+    /// Output (job) directory.
+    pub out: PathBuf,
+    /// Compute threads, shared by the workers.
+    pub threads: usize,
+    /// Number of workers.
+    pub workers: usize,
+    /// zstd level of the tables.
+    pub level: i32,
+    /// Hide the progress bar.
+    pub quiet: bool,
+    /// Lease of a task (a silent worker loses it after this long).
+    pub lease: Duration,
+}
+
+/// Solves `game` (or, for `retro resume`, the job already in `opts.out`).
+pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary> {
+    let started = Instant::now();
+    let out = &opts.out;
+    let has_db = out.join(DATABASE).is_file();
+    match &game {
+        // A new job directory, or an in-process solve's output to adopt: checked (foreign or
+        // other solve refused) before the coordinator puts its database there.
+        Some(game) if !has_db => {
+            job_dir::prepare(out, game, &[])?;
+        }
+        None if !has_db => bail!(
+            "{}: no {DATABASE} here, so this is not an interrupted `retro solve` job directory",
+            out.display()
+        ),
+        _ => {}
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("retro-rpc")
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let config = CoreConfig {
+        data: out.clone(),
+        lease: opts.lease,
+        heartbeat: (opts.lease / 5).max(Duration::from_millis(20)),
+        max_failures: 3,
+    };
+    let mut core = Core::open(config.clone())?;
+    let (job, game) = match game {
+        Some(game) => (core.ensure_embedded_job(&game, opts.level)?, game),
+        None => {
+            let (game, level) = core.embedded_job()?.with_context(|| {
+                format!("{}: its database holds no `retro solve` job", out.display())
+            })?;
+            (core.ensure_embedded_job(&game, level)?, game)
+        }
+    };
+    let token: String = format!("{:032x}", rand::random::<u128>());
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.threads)
+            .thread_name(|i| format!("compute-{i}"))
+            .build()
+            .context("cannot start compute threads")?,
+    );
+    let bar = if opts.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr())
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {percent:>3}% {msg} {human_pos}/{human_len} positions, {per_sec}, ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let result: Result<(u64, u64)> = runtime.block_on(async {
+        let coordinator = start_with(
+            core,
+            CoordinatorOptions {
+                core: config,
+                listen: "127.0.0.1:0".parse().expect("address"),
+                token: token.clone(),
+                metrics: None,
+            },
+        )
+        .await?;
+        let url = format!("http://{}", coordinator.addr);
+        let (stop_tx, stop) = tokio::sync::watch::channel(false);
+        let budget = retro_worker::cli::machine_memory() / opts.workers.max(1) as u64;
+        let workers: Vec<_> = (0..opts.workers)
+            .map(|i| {
+                tokio::spawn(retro_worker::run(
+                    retro_worker::WorkerOptions {
+                        coordinator: url.clone(),
+                        token: token.clone(),
+                        name: format!("embedded-{}", i + 1),
+                        threads: opts.threads,
+                        memory_budget: budget,
+                        pool: Some(pool.clone()),
+                    },
+                    stop.clone(),
+                ))
+            })
+            .collect();
+        let core = coordinator.core.clone();
+        let mut at_start = None;
+        let outcome = loop {
+            let status = {
+                let c = core.clone();
+                tokio::task::spawn_blocking(move || c.lock().expect("core lock").status(job))
+                    .await?
+                    .map_err(|e| anyhow::anyhow!("{e}"))?
+            };
+            let start = *at_start.get_or_insert(status.positions_done);
+            bar.set_length(status.positions);
+            bar.set_position(status.positions_done);
+            let running: Vec<String> = status
+                .tasks
+                .iter()
+                .filter(|t| t.state == "running")
+                .map(|t| format!("{} ply {}", t.name, t.ply))
+                .collect();
+            bar.set_message(running.join(", "));
+            match status.state.as_str() {
+                "done" => break Ok((status.positions, start)),
+                "running" => {}
+                other => break Err(anyhow::anyhow!("job {job} {other}: {}", status.note)),
+            }
+            if let Some(w) = workers.iter().find(|w| w.is_finished()) {
+                let _ = w;
+                break Err(anyhow::anyhow!("a worker stopped unexpectedly"));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let _ = stop_tx.send(true);
+        for w in workers {
+            match w.await {
+                Ok(Err(e)) if outcome.is_err() => {
+                    return Err(e.context("worker failed"));
+                }
+                _ => {}
+            }
+        }
+        coordinator.shutdown().await?;
+        outcome
+    });
+    bar.finish_and_clear();
+    let (positions, at_start) = result?;
+    let seconds = started.elapsed().as_secs_f64();
+    info!(job, seconds, "embedded solve finished");
+    Ok(SolveSummary {
+        solved_positions: positions - at_start,
+        seconds,
+        start: start_value(&game, out)?,
+    })
+}

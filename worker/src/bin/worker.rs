@@ -1,0 +1,37 @@
+//! `worker --coordinator URL`: runs a retro worker.
+
+use clap::Parser;
+use retro_coordinator::cli::{init_logging, LogFormat};
+use retro_worker::cli::{run_cli, WorkerArgs};
+use std::process::ExitCode;
+
+/// Run a retro worker: it joins a coordinator, solves the tasks it is given with the
+/// retrograde kernel, and writes result shards into the job directory they share.
+#[derive(Parser)]
+#[command(name = "worker", version)]
+struct Cli {
+    #[command(flatten)]
+    args: WorkerArgs,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run_cli(cli.args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! The `worker` command (also `retro worker`).
+
+use crate::{run, WorkerOptions};
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+use tracing::info;
+
+/// Flags of a worker.
+#[derive(Args, Debug, Clone)]
+pub struct WorkerArgs {
+    /// The coordinator's URL.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:50051")]
+    pub coordinator: String,
+    /// File holding the cluster token [default: $RETRO_TOKEN].
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Compute threads [default: all cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub threads: Option<u64>,
+    /// Memory this worker may use, e.g. 12GiB [default: the machine's RAM].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub memory_budget: Option<u64>,
+    /// Name in the coordinator's logs [default: host:pid].
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+/// Parses sizes like `512MiB`, `12GiB`, `1000000`.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|e| format!("'{text}' is not a size like 512MiB or 12GiB: {e}"))
+}
+
+/// Total RAM of this machine (from /proc/meminfo), or 4 GiB if unknown.
+pub fn machine_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(4 << 30, |kib| kib * 1024)
+}
+
+/// Runs a worker until Ctrl-C or SIGTERM.
+pub async fn run_cli(args: WorkerArgs) -> Result<()> {
+    let token = retro_proto::read_token(args.token_file.as_deref()).map_err(anyhow::Error::msg)?;
+    let threads = match args.threads {
+        Some(n) => n as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let name = args.name.unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "localhost".into());
+        format!("{}:{}", host.trim(), std::process::id())
+    });
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let worker = tokio::spawn(run(
+        WorkerOptions {
+            coordinator: args.coordinator,
+            token,
+            name,
+            threads,
+            memory_budget: args.memory_budget.unwrap_or_else(machine_memory),
+            pool: None,
+        },
+        stop,
+    ));
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot watch SIGTERM")?;
+    let mut worker = worker;
+    tokio::select! {
+        r = &mut worker => return r.context("worker task")?,
+        _ = tokio::signal::ctrl_c() => info!("interrupted; stopping after the current call"),
+        _ = term.recv() => info!("terminated; stopping after the current call"),
+    }
+    let _ = stop_tx.send(true);
+    worker.await.context("worker task")?
+}

@@ -1,0 +1,358 @@
+//! A retro worker.
+//!
+//! It registers with a coordinator, heartbeats on the async runtime, pulls one task at a time,
+//! runs it on its own rayon pool (compute never shares threads with RPCs), writes the result
+//! shards into the shared job directory and reports them. It survives a coordinator restart
+//! (it retries until the coordinator is back), and drops its shards when its report is refused
+//! as stale.
+//!
+//! * [`cache`]: final values kept in memory between tasks.
+//! * [`task`]: running one task.
+//! * [`cli`]: the `worker` command's flags.
+
+#![warn(missing_docs)]
+
+pub mod cache;
+pub mod cli;
+pub mod task;
+
+use anyhow::{bail, Context, Result};
+use cache::FinalsCache;
+use retro_pipeline::storage::Storage;
+use retro_pipeline::LocalStorage;
+use retro_proto as pb;
+use retro_proto::worker_api_client::WorkerApiClient;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use task::Progress;
+use tokio::sync::watch;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::Code;
+use tracing::{error, info, info_span, warn, Instrument};
+
+/// How a worker runs.
+pub struct WorkerOptions {
+    /// The coordinator's URL (`http://127.0.0.1:50051`).
+    pub coordinator: String,
+    /// The cluster token.
+    pub token: String,
+    /// Name shown in the coordinator's logs and status.
+    pub name: String,
+    /// Compute threads (ignored when `pool` is given).
+    pub threads: usize,
+    /// Bytes this worker may use; a quarter goes to the cache of final values.
+    pub memory_budget: u64,
+    /// A thread pool to compute on (embedded workers share one); else one of `threads`.
+    pub pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+type Client = WorkerApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
+
+/// Connects lazily to the coordinator (calls fail with UNAVAILABLE while it is down).
+fn client(options: &WorkerOptions) -> Result<Client> {
+    let channel = Endpoint::from_shared(options.coordinator.clone())
+        .with_context(|| format!("'{}' is not a coordinator URL", options.coordinator))?
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(60))
+        .connect_lazy();
+    let token = pb::auth::AttachToken::new(&options.token).map_err(anyhow::Error::msg)?;
+    Ok(WorkerApiClient::with_interceptor(channel, token)
+        .max_decoding_message_size(pb::MAX_MESSAGE_BYTES))
+}
+
+/// Whether a failed call is worth retrying (the coordinator is down or restarting).
+fn transient(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable
+            | Code::Unknown
+            | Code::DeadlineExceeded
+            | Code::Cancelled
+            | Code::Aborted
+    )
+}
+
+/// Runs a worker until `stop` becomes true. Fails only on errors retrying cannot fix (wrong
+/// token, protocol mismatch, bad URL).
+pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Result<()> {
+    let mut client = client(&options)?;
+    let pool = match &options.pool {
+        Some(p) => p.clone(),
+        None => Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(options.threads)
+                .thread_name(|i| format!("compute-{i}"))
+                .build()
+                .context("cannot start compute threads")?,
+        ),
+    };
+    let cache = Arc::new(Mutex::new(FinalsCache::new(options.memory_budget / 4)));
+    let mut backoff = Backoff::default();
+    'register: loop {
+        let reply = loop {
+            if *stop.borrow() {
+                return Ok(());
+            }
+            let request = pb::RegisterRequest {
+                protocol_version: pb::PROTOCOL_VERSION,
+                name: options.name.clone(),
+                threads: pool.current_num_threads() as u32,
+                memory_budget: options.memory_budget,
+            };
+            match client.register(request).await {
+                Ok(r) => break r.into_inner(),
+                Err(s) if transient(&s) => {
+                    backoff.wait_logged(&mut stop, &s, "register").await;
+                }
+                Err(s) => bail!("the coordinator refused this worker: {}", s.message()),
+            }
+        };
+        backoff.reset();
+        let worker_id = reply.worker_id;
+        info!(worker = worker_id, coordinator = %options.coordinator, "registered");
+        let progress: Progress = Arc::new(Mutex::new(None));
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let unknown = Arc::new(AtomicBool::new(false));
+        let heartbeat = tokio::spawn(heartbeat_loop(
+            client.clone(),
+            worker_id,
+            Duration::from_millis(reply.heartbeat_ms.max(10)),
+            progress.clone(),
+            abandoned.clone(),
+            unknown.clone(),
+        ));
+        let result = async {
+            loop {
+                if *stop.borrow() {
+                    return Ok(false);
+                }
+                if unknown.load(Ordering::Relaxed) {
+                    return Ok(true);
+                }
+                let task = match client.poll_task(pb::PollTaskRequest { worker_id }).await {
+                    Ok(r) => r.into_inner().task,
+                    Err(s) if s.code() == Code::NotFound => return Ok(true),
+                    Err(s) if transient(&s) => {
+                        backoff.wait_logged(&mut stop, &s, "ask for a task").await;
+                        continue;
+                    }
+                    Err(s) => bail!("the coordinator refused a poll: {}", s.message()),
+                };
+                backoff.reset();
+                let Some(task) = task else {
+                    let _ = tokio::time::timeout(Duration::from_millis(100), stop.changed()).await;
+                    continue;
+                };
+                let span = info_span!(
+                    "task",
+                    job = task.job_id,
+                    stage = task.stage,
+                    attempt = task.attempt
+                );
+                let keep_going = execute(
+                    &mut client,
+                    worker_id,
+                    task,
+                    &pool,
+                    &cache,
+                    &progress,
+                    &abandoned,
+                    &mut stop,
+                    &mut backoff,
+                )
+                .instrument(span)
+                .await?;
+                if !keep_going {
+                    return Ok(true);
+                }
+            }
+        }
+        .await;
+        heartbeat.abort();
+        match result {
+            Ok(true) => {
+                warn!(
+                    worker = worker_id,
+                    "the coordinator does not know this worker any more; registering again"
+                );
+                continue 'register;
+            }
+            Ok(false) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Runs one task and reports it. Returns false when the worker must register again.
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    client: &mut Client,
+    worker_id: u64,
+    task: pb::Task,
+    pool: &Arc<rayon::ThreadPool>,
+    cache: &Arc<Mutex<FinalsCache>>,
+    progress: &Progress,
+    abandoned: &Arc<AtomicBool>,
+    stop: &mut watch::Receiver<bool>,
+    backoff: &mut Backoff,
+) -> Result<bool> {
+    info!("task received: {} inputs", task.inputs.len());
+    abandoned.store(false, Ordering::Relaxed);
+    *progress.lock().expect("progress lock") = Some(pb::TaskProgress {
+        job_id: task.job_id,
+        stage: task.stage,
+        attempt: task.attempt,
+        ply: 0,
+        positions_done: 0,
+    });
+    let computed = {
+        let (task, pool, cache, progress) =
+            (task.clone(), pool.clone(), cache.clone(), progress.clone());
+        tokio::task::spawn_blocking(move || {
+            task::run_task(&task, worker_id, &pool, &cache, &progress)
+        })
+        .await
+        .context("task thread")?
+    };
+    let report = match computed {
+        Ok(report) => report,
+        Err(e) => {
+            error!("task failed: {e:#}");
+            *progress.lock().expect("progress lock") = None;
+            let request = pb::FailTaskRequest {
+                worker_id,
+                job_id: task.job_id,
+                stage: task.stage,
+                attempt: task.attempt,
+                retryable: true,
+                reason: format!("{e:#}"),
+            };
+            if let Err(s) = client.fail_task(request).await {
+                warn!("could not report the failure: {}", s.message());
+            }
+            return Ok(true);
+        }
+    };
+    let shard_dir = task.shard_dir.clone();
+    let drop_shards = || {
+        let storage = LocalStorage::new(&task.job_dir);
+        if let Err(e) = storage.remove_prefix(&shard_dir) {
+            warn!("cannot remove refused shards: {e:#}");
+        }
+    };
+    if abandoned.load(Ordering::Relaxed) {
+        warn!("the coordinator took this task back while it ran; dropping its shards");
+        *progress.lock().expect("progress lock") = None;
+        drop_shards();
+        return Ok(true);
+    }
+    loop {
+        match client.complete_task(report.clone()).await {
+            Ok(_) => {
+                backoff.reset();
+                info!("task reported and merged");
+                break;
+            }
+            Err(s) if transient(&s) => {
+                if *stop.borrow() {
+                    break;
+                }
+                backoff
+                    .wait_logged(stop, &s, "report a finished task")
+                    .await;
+            }
+            Err(s) if s.code() == Code::FailedPrecondition => {
+                warn!(
+                    "report refused as stale ({}); dropping its shards",
+                    s.message()
+                );
+                drop_shards();
+                break;
+            }
+            Err(s) if s.code() == Code::NotFound && s.message().contains("worker") => {
+                drop_shards();
+                *progress.lock().expect("progress lock") = None;
+                return Ok(false);
+            }
+            Err(s) => {
+                error!("report refused: {:?}: {}", s.code(), s.message());
+                drop_shards();
+                break;
+            }
+        }
+    }
+    *progress.lock().expect("progress lock") = None;
+    Ok(true)
+}
+
+/// Sends heartbeats with the running task's progress until aborted.
+async fn heartbeat_loop(
+    mut client: Client,
+    worker_id: u64,
+    every: Duration,
+    progress: Progress,
+    abandoned: Arc<AtomicBool>,
+    unknown: Arc<AtomicBool>,
+) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let running: Vec<_> = progress
+            .lock()
+            .expect("progress lock")
+            .iter()
+            .copied()
+            .collect();
+        match client
+            .heartbeat(pb::HeartbeatRequest {
+                worker_id,
+                running: running.clone(),
+            })
+            .await
+        {
+            Ok(reply) => {
+                let abandon = reply.into_inner().abandon;
+                if running.iter().any(|r| {
+                    abandon.iter().any(|a| {
+                        a.job_id == r.job_id && a.stage == r.stage && a.attempt == r.attempt
+                    })
+                }) {
+                    abandoned.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(s) if s.code() == Code::NotFound => unknown.store(true, Ordering::Relaxed),
+            Err(_) => {} // the coordinator is down; the main loop logs that
+        }
+    }
+}
+
+/// Exponential backoff between retries, logging the first failure of a series.
+#[derive(Default)]
+struct Backoff {
+    failures: u32,
+}
+
+impl Backoff {
+    fn reset(&mut self) {
+        self.failures = 0;
+    }
+
+    async fn wait_logged(
+        &mut self,
+        stop: &mut watch::Receiver<bool>,
+        status: &tonic::Status,
+        what: &str,
+    ) {
+        if self.failures == 0 {
+            warn!(
+                "cannot {what}: coordinator unavailable ({}); retrying",
+                status.message()
+            );
+        }
+        self.failures += 1;
+        let delay = Duration::from_millis(50u64 << self.failures.min(5));
+        let _ = tokio::time::timeout(delay, stop.changed()).await;
+    }
+}

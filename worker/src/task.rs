@@ -1,0 +1,140 @@
+//! Running one task: read the finals it depends on, solve the stage, write result shards.
+
+use crate::cache::FinalsCache;
+use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
+use retro_engine::{Game, SliceId};
+use retro_pipeline::stage::compute_stage;
+use retro_pipeline::storage::Storage;
+use retro_pipeline::{game_from_definition, Finals, LocalStorage};
+use retro_proto as pb;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tracing::info;
+
+/// What a running task shows the heartbeat: ply and positions resolved.
+pub type Progress = Arc<Mutex<Option<pb::TaskProgress>>>;
+
+/// Solves `task` in `pool` and writes its shards; returns the completion report.
+pub fn run_task(
+    task: &pb::Task,
+    worker_id: u64,
+    pool: &rayon::ThreadPool,
+    cache: &Mutex<FinalsCache>,
+    progress: &Progress,
+) -> Result<pb::CompleteTaskRequest> {
+    let definition: serde_json::Value =
+        serde_json::from_str(&task.definition_json).context("task definition is not JSON")?;
+    let game = game_from_definition(&task.game, &definition)?;
+    let stages = game.stages();
+    let stage = task.stage as usize;
+    if stage >= stages.len() {
+        bail!("the game has no stage {stage}");
+    }
+    let storage = LocalStorage::new(&task.job_dir);
+    let mut times = pb::TaskTimes::default();
+
+    // Inputs: from the cache, else decompressed from their tables (blocks checksum-verified).
+    let clock = Instant::now();
+    let mut finals = Finals::empty(game.slice_count());
+    let mut missing = Vec::new();
+    {
+        let mut cache = cache.lock().expect("cache lock");
+        for d in &task.inputs {
+            if d.slice_id as usize >= game.slice_count() {
+                bail!("input slice {} does not exist", d.slice_id);
+            }
+            match cache.get(&(task.job_id, d.slice_id, d.checksum.clone())) {
+                Some(v) => finals.0[d.slice_id as usize] = Some(v),
+                None => missing.push(d),
+            }
+        }
+    }
+    let loaded: Vec<_> = pool.install(|| {
+        missing
+            .par_iter()
+            .map(|d| -> Result<_> {
+                let values = storage
+                    .open_table(&d.path)
+                    .and_then(|t| Ok(t.read_section(0)?))
+                    .with_context(|| format!("cannot read input {}", storage.describe(&d.path)))?;
+                Ok((d, Arc::new(retro_engine::ByteArray::from_slice(&values))))
+            })
+            .collect::<Result<_>>()
+    })?;
+    for (d, values) in loaded {
+        times.bytes_read += d.bytes;
+        finals.0[d.slice_id as usize] = Some(values.clone());
+        cache
+            .lock()
+            .expect("cache lock")
+            .insert((task.job_id, d.slice_id, d.checksum.clone()), values);
+    }
+    for &d in &stages[stage].depends_on {
+        for s in &stages[d].slices {
+            if finals.0[s.0 as usize].is_none() {
+                bail!("the task lists no input for {}", game.slice_name(*s));
+            }
+        }
+    }
+    times.read_ms = clock.elapsed().as_millis() as u64;
+
+    // Solve.
+    let clock = Instant::now();
+    let output = pool.install(|| {
+        compute_stage(&game, stage, &finals, task.zstd_level, |report| {
+            if let Some(p) = progress.lock().expect("progress lock").as_mut() {
+                p.ply = report.ply;
+                p.positions_done += report.resolved;
+            }
+        })
+    })?;
+    drop(finals);
+    times.compute_ms = (clock.elapsed() - output.encode).as_millis() as u64;
+
+    // Shards.
+    let clock = Instant::now();
+    let shards = pool.install(|| {
+        output
+            .tables
+            .par_iter()
+            .map(|t| -> Result<pb::ShardDescriptor> {
+                let path = format!("{}/{}", task.shard_dir, t.record.file);
+                storage.put(&path, &t.bytes)?;
+                let mut d = retro_coordinator::merge::descriptor(&t.record);
+                d.path = path;
+                Ok(d)
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
+    times.write_ms = (clock.elapsed() + output.encode).as_millis() as u64;
+    times.bytes_written = shards.iter().map(|s| s.bytes).sum();
+    {
+        let mut cache = cache.lock().expect("cache lock");
+        for ((slice, values), t) in output.finals.into_iter().zip(&output.tables) {
+            debug_assert_eq!(slice, SliceId(t.record.id));
+            cache.insert(
+                (task.job_id, slice.0, t.record.checksum.clone()),
+                Arc::new(values),
+            );
+        }
+    }
+    info!(
+        job = task.job_id,
+        stage = %stages[stage].name,
+        attempt = task.attempt,
+        read_ms = times.read_ms,
+        compute_ms = times.compute_ms,
+        write_ms = times.write_ms,
+        init_ms = output.times.init.as_millis() as u64,
+        "task computed"
+    );
+    Ok(pb::CompleteTaskRequest {
+        worker_id,
+        job_id: task.job_id,
+        stage: task.stage,
+        attempt: task.attempt,
+        shards,
+        times: Some(times),
+    })
+}
