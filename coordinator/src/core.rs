@@ -544,6 +544,20 @@ impl Core {
         }
         let records = match merge::verify_shards(job, &task, req) {
             Ok(records) => records,
+            Err(Refusal::InvalidArgument(why)) => {
+                // A malformed report changes nothing: the attempt may still report properly.
+                self.totals.completions_refused += 1;
+                warn!(job = id, stage = %task.name, attempt = task.attempt, "{why}; rejected");
+                self.db.read().event(
+                    Some(id),
+                    Some(stage),
+                    Some(req.attempt),
+                    Some(req.worker_id),
+                    "rejected_malformed",
+                    &why,
+                )?;
+                return Err(Refusal::InvalidArgument(why));
+            }
             Err(refusal) => {
                 self.totals.completions_refused += 1;
                 let why = refusal.to_string();

@@ -1,9 +1,23 @@
 //! `retro bench`: repeated timed solves from scratch, with medians and peak memory.
 
-use crate::solve::{run, SolveOptions};
+use crate::embedded::{self, EmbeddedOptions};
+use crate::solve::{self as in_process, SolveOptions, SolveSummary};
 use anyhow::{Context, Result};
+use clap::ValueEnum;
 use retro_musashi::Musashi;
 use std::path::Path;
+use std::time::Duration;
+
+/// Which drivers a benchmark times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchMode {
+    /// The single-process driver (no coordinator, no RPC).
+    InProcess,
+    /// A coordinator and two workers on loopback, as `retro solve` runs by default.
+    Cluster,
+    /// Both, interleaved run by run, with the cluster's overhead.
+    Both,
+}
 
 /// Peak resident set size of this process so far, in bytes (Linux `VmHWM`).
 pub fn peak_rss_bytes() -> Option<u64> {
@@ -13,52 +27,90 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Solves `make_game()` `runs` times into fresh directories under `scratch`, printing each
-/// run and the median.
+/// Solves `make_game()` `runs` times per driver into fresh directories under `scratch`,
+/// printing each run and the medians (and the cluster's overhead when both run).
 pub fn bench(
     make_game: impl Fn() -> Musashi,
     runs: usize,
     threads: usize,
     level: i32,
     scratch: &Path,
+    mode: BenchMode,
 ) -> Result<()> {
-    let mut times = Vec::new();
+    let drivers: Vec<&str> = match mode {
+        BenchMode::InProcess => vec!["in-process"],
+        BenchMode::Cluster => vec!["cluster"],
+        BenchMode::Both => vec!["in-process", "cluster"],
+    };
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); drivers.len()];
     let mut positions = 0;
     for i in 0..runs {
-        let out = scratch.join(format!("bench-run-{i}"));
-        if out.exists() {
-            std::fs::remove_dir_all(&out)
-                .with_context(|| format!("cannot clear {}", out.display()))?;
+        for (d, driver) in drivers.iter().enumerate() {
+            let out = scratch.join(format!("bench-{driver}-{i}"));
+            if out.exists() {
+                std::fs::remove_dir_all(&out)
+                    .with_context(|| format!("cannot clear {}", out.display()))?;
+            }
+            let summary: SolveSummary = if *driver == "cluster" {
+                embedded::run(
+                    Some(make_game()),
+                    &EmbeddedOptions {
+                        out: out.clone(),
+                        threads,
+                        workers: 2,
+                        level,
+                        quiet: true,
+                        lease: Duration::from_secs(10),
+                    },
+                )?
+            } else {
+                let opts = SolveOptions {
+                    out: out.clone(),
+                    threads,
+                    level,
+                    quiet: true,
+                };
+                in_process::run(make_game(), &opts)?
+            };
+            let bytes: u64 = std::fs::read_dir(&out)?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".tbl"))
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum();
+            outln!(
+                "run {} {driver:>10}: {:.2} s wall, {:.1} M positions/s, tables {:.1} MiB ({:.2} bits/position)",
+                i + 1,
+                summary.seconds,
+                summary.solved_positions as f64 / summary.seconds / 1e6,
+                bytes as f64 / (1 << 20) as f64,
+                bytes as f64 * 8.0 / summary.solved_positions as f64
+            );
+            positions = summary.solved_positions;
+            times[d].push(summary.seconds);
+            std::fs::remove_dir_all(&out).ok();
         }
-        let opts = SolveOptions {
-            out: out.clone(),
-            threads,
-            level,
-            quiet: true,
-        };
-        let summary = run(make_game(), &opts)?;
-        let bytes: u64 = std::fs::read_dir(&out)?
-            .filter_map(|e| e.ok()?.metadata().ok())
-            .map(|m| m.len())
-            .sum();
-        outln!(
-            "run {}: {:.2} s wall, {:.1} M positions/s, tables {:.1} MiB ({:.2} bits/position)",
-            i + 1,
-            summary.seconds,
-            summary.solved_positions as f64 / summary.seconds / 1e6,
-            bytes as f64 / (1 << 20) as f64,
-            bytes as f64 * 8.0 / summary.solved_positions as f64
-        );
-        positions = summary.solved_positions;
-        times.push(summary.seconds);
-        std::fs::remove_dir_all(&out).ok();
     }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let mut medians = Vec::new();
+    for (d, driver) in drivers.iter().enumerate() {
+        let t = &mut times[d];
+        t.sort_by(f64::total_cmp);
+        let median = t[t.len() / 2];
+        medians.push(median);
+        outln!(
+            "median of {runs} {driver}: {median:.2} s wall ({threads} threads), {:.1} M positions/s, {} positions (array slots, both sides)",
+            positions as f64 / median / 1e6,
+            positions,
+        );
+    }
+    if medians.len() == 2 {
+        outln!(
+            "cluster overhead: {:+.1}% wall time over the in-process driver",
+            100.0 * (medians[1] / medians[0] - 1.0)
+        );
+    }
     outln!(
-        "median of {runs}: {median:.2} s wall ({threads} threads), {:.1} M positions/s, {} positions (array slots, both sides), peak RSS {:.0} MiB",
-        positions as f64 / median / 1e6,
-        positions,
+        "peak RSS {:.0} MiB",
         peak_rss_bytes().unwrap_or(0) as f64 / (1 << 20) as f64
     );
     Ok(())

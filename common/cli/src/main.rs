@@ -88,6 +88,9 @@ struct BenchArgs {
     /// zstd compression level of the tables.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=19))]
     level: i32,
+    /// Which driver to time.
+    #[arg(long, value_enum, default_value = "both")]
+    mode: bench::BenchMode,
     /// Where the scratch output directories go (removed after each run).
     #[arg(long, value_name = "DIR", default_value = "target/bench")]
     scratch: PathBuf,
@@ -393,6 +396,7 @@ fn run(cli: Cli) -> Result<()> {
                 threads(a.threads)?,
                 a.level,
                 &a.scratch,
+                a.mode,
             )
         }
         Command::Counts { out } => {

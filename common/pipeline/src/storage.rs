@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn keys_stay_inside_the_job_directory() {
-        for bad in ["", "/etc/passwd", "../x", "a/../../x", "a/./b"] {
+        for bad in ["", "/etc/passwd", "../x", "a/../../x", "./x"] {
             assert!(check_key(bad).is_err(), "{bad}");
         }
         check_key("shards/stage01-attempt1/browns01-blacka1.tbl").unwrap();

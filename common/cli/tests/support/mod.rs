@@ -2,6 +2,8 @@
 //! directories, and the reference data in `../shared/`.
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -84,4 +86,45 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// A path as `&str`.
 pub fn s(path: &Path) -> &str {
     path.to_str().unwrap()
+}
+
+/// The result files of an output directory (tables, manifest, count table) and their bytes:
+/// what must be identical whichever way the solve ran. The coordinator's database is not a
+/// result.
+pub fn result_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.ends_with(".tbl") || name == "manifest.json" || name == "counts.csv"
+        })
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts that two output directories hold identical results.
+pub fn assert_same_results(want: &Path, have: &Path) {
+    let (want_files, have_files) = (result_files(want), result_files(have));
+    assert!(want_files.len() > 2, "{} holds no results", want.display());
+    assert_eq!(
+        want_files.keys().collect::<Vec<_>>(),
+        have_files.keys().collect::<Vec<_>>(),
+        "same files in {} and {}",
+        want.display(),
+        have.display()
+    );
+    for (name, bytes) in &want_files {
+        assert!(
+            bytes == &have_files[name],
+            "{name} differs between {} and {}",
+            want.display(),
+            have.display()
+        );
+    }
 }

@@ -1,0 +1,243 @@
+//! The cluster pipeline with real processes on loopback: a coordinator, workers, clients.
+//! Every job's tables, manifest and count table must be byte-identical to the in-process
+//! solve, whatever is killed on the way.
+
+mod support;
+
+use std::time::Duration;
+use support::cluster::*;
+use support::*;
+
+const BOARD33_6: [&str; 4] = ["--game", "musashi33", "--max-browns", "6"];
+
+#[test]
+fn one_two_and_four_worker_processes_match_the_in_process_solve() {
+    let want = reference("board33-6", &BOARD33_6);
+    for workers in [1, 2, 4] {
+        let dir = temp_dir(&format!("cluster-board33-{workers}"));
+        let cluster = Cluster::new(&dir, 5_000);
+        let _coordinator = cluster.start_coordinator();
+        let _workers: Vec<Proc> = (0..workers)
+            .map(|i| cluster.start_worker(&format!("w{i}"), 1))
+            .collect();
+        let job = cluster.submit(&[&BOARD33_6[..], &["--wait"]].concat());
+        assert_eq!(cluster.job_state(job), "done");
+        assert_same_results(&want, &cluster.job_dir(job));
+        // Each stage was given out once and merged once.
+        let stages = cluster.stages_in(job, "done").len() as u64;
+        assert_eq!(cluster.events("assigned"), stages);
+        assert_eq!(cluster.events("completed"), stages);
+    }
+}
+
+#[test]
+fn board25_through_two_worker_processes_matches_and_reports_status_and_metrics() {
+    let want = reference("board25", &[]);
+    let dir = temp_dir("cluster-board25");
+    let cluster = Cluster::new(&dir, 5_000);
+    let metrics_port = free_port();
+    let _coordinator = {
+        // The coordinator with a metrics endpoint.
+        let log = std::fs::File::create(dir.join("coordinator.log")).unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_retro"))
+            .args([
+                "coordinator",
+                "--listen",
+                &format!("127.0.0.1:{}", cluster.port),
+            ])
+            .args(["--metrics", &format!("127.0.0.1:{metrics_port}"), "--data"])
+            .arg(&cluster.data)
+            .arg("--token-file")
+            .arg(&cluster.token_file)
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        wait_until(Duration::from_secs(20), "the coordinator listens", || {
+            std::net::TcpStream::connect(("127.0.0.1", cluster.port)).is_ok()
+        });
+        Proc {
+            child,
+            name: "coordinator".into(),
+        }
+    };
+    let job = cluster.submit(&[]);
+    // No worker yet: the status says what the job waits for.
+    let status = cluster.client("status", &[&job.to_string()]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success());
+    assert!(
+        text.contains("running") && text.contains("waiting for a worker"),
+        "{text}"
+    );
+    let _w1 = cluster.start_worker("w1", 1);
+    let _w2 = cluster.start_worker("w2", 1);
+    cluster.wait_done(job, Duration::from_secs(300));
+    assert_same_results(&want, &cluster.job_dir(job));
+    let status = cluster.client("status", &[&job.to_string(), "--all"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains(&format!("job {job}: done")), "{text}");
+    let jobs = String::from_utf8_lossy(&cluster.client("jobs", &[]).stdout).to_string();
+    assert!(jobs.contains("done") && jobs.contains("100.0%"), "{jobs}");
+    // Prometheus metrics.
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut body = String::new();
+    conn.read_to_string(&mut body).unwrap();
+    for metric in [
+        "retro_tasks{state=\"done\"} 25",
+        "retro_workers",
+        "retro_bytes_written_total",
+        "retro_tasks_completed_total 25",
+    ] {
+        assert!(body.contains(metric), "metrics lack {metric}: {body}");
+    }
+}
+
+#[test]
+fn embedded_solves_with_one_and_four_workers_match_the_in_process_solve() {
+    let want = reference("board25", &[]);
+    for workers in ["1", "4"] {
+        let out = temp_dir(&format!("embedded-{workers}")).join("out");
+        retro_ok(&["solve", "--quiet", "--workers", workers, "--out", s(&out)]);
+        assert_same_results(&want, &out);
+    }
+}
+
+#[test]
+fn killed_workers_lose_their_tasks_and_the_job_still_matches() {
+    let want = reference("board25", &[]);
+    let dir = temp_dir("chaos-workers");
+    let cluster = Cluster::new(&dir, 1_000);
+    let _coordinator = cluster.start_coordinator();
+    let mut workers: Vec<Proc> = (0..2)
+        .map(|i| cluster.start_worker(&format!("w{i}"), 1))
+        .collect();
+    let job = cluster.submit(&[]);
+    let mut kills = 0;
+    let mut next = 2;
+    // Kill the holder of a running task (a large stage, so that it dies mid-slice) three times.
+    let holder = |job: u64| -> Option<(String, u32, u32)> {
+        cluster
+            .db()
+            .query_row(
+                "SELECT w.name, t.stage, t.attempt FROM tasks t JOIN workers w ON w.id = t.worker_id
+                 WHERE t.job_id = ?1 AND t.state = 'running' AND t.stage BETWEEN 8 AND 18 LIMIT 1",
+                [job],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .ok()
+    };
+    while kills < 3 && cluster.job_state(job) == "running" {
+        if let Some(first) = holder(job) {
+            // Let it compute a little, then kill it if it still holds the same attempt.
+            std::thread::sleep(Duration::from_millis(150));
+            if holder(job).as_ref() == Some(&first) {
+                if let Some(i) = workers.iter().position(|w| w.name == first.0) {
+                    workers.swap_remove(i).kill();
+                    kills += 1;
+                    workers.push(cluster.start_worker(&format!("w{next}"), 1));
+                    next += 1;
+                    // The dead worker's attempt is taken back once its lease runs out.
+                    wait_until(Duration::from_secs(30), "the lease expires", || {
+                        cluster.events("lease_expired") >= kills
+                    });
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        kills, 3,
+        "could not kill three task holders before the job ended"
+    );
+    cluster.wait_done(job, Duration::from_secs(300));
+    assert_same_results(&want, &cluster.job_dir(job));
+    assert!(
+        cluster.events("lease_expired") >= 3,
+        "the killed attempts were taken back"
+    );
+    assert!(
+        !cluster.job_dir(job).join("shards").exists(),
+        "no shard left behind"
+    );
+}
+
+#[test]
+fn a_restarted_coordinator_continues_without_recomputing_finished_slices() {
+    let want = reference("board25", &[]);
+    let dir = temp_dir("chaos-coordinator");
+    let cluster = Cluster::new(&dir, 3_000);
+    let mut coordinator = cluster.start_coordinator();
+    let _w1 = cluster.start_worker("w1", 1);
+    let _w2 = cluster.start_worker("w2", 1);
+    let job = cluster.submit(&[]);
+    wait_until(Duration::from_secs(120), "a few stages are done", || {
+        cluster.stages_in(job, "done").len() >= 12
+    });
+    coordinator.kill();
+    let done_before = cluster.stages_in(job, "done");
+    let last_event: i64 = cluster
+        .db()
+        .query_row("SELECT MAX(id) FROM events", [], |r| r.get(0))
+        .unwrap();
+    assert!(done_before.len() < 25, "the job finished before the kill");
+    let _coordinator = cluster.start_coordinator();
+    cluster.wait_done(job, Duration::from_secs(300));
+    assert_same_results(&want, &cluster.job_dir(job));
+    // No stage finished before the kill was given out again afterwards.
+    let db = cluster.db();
+    for stage in done_before {
+        let reassigned: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM events WHERE job_id = ?1 AND stage = ?2 AND kind = 'assigned' AND id > ?3",
+                rusqlite::params![job, stage, last_event],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            reassigned, 0,
+            "stage {stage} was computed again after the restart"
+        );
+        let completions: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM events WHERE job_id = ?1 AND stage = ?2 AND kind = 'completed'",
+                rusqlite::params![job, stage],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(completions, 1, "stage {stage} merged once");
+    }
+}
+
+#[test]
+fn a_job_without_workers_waits_and_continues_when_one_joins() {
+    let want = reference("board25", &[]);
+    let dir = temp_dir("no-workers");
+    let cluster = Cluster::new(&dir, 500);
+    let _coordinator = cluster.start_coordinator();
+    let job = cluster.submit(&[]);
+    let mut w = cluster.start_worker("w1", 1);
+    wait_until(Duration::from_secs(60), "a stage is done", || {
+        !cluster.stages_in(job, "done").is_empty()
+    });
+    w.kill();
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert_eq!(
+        cluster.job_state(job),
+        "running",
+        "the job neither failed nor finished"
+    );
+    let status = cluster.client("status", &[&job.to_string()]);
+    assert!(status.status.success());
+    let text = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(
+        text.contains("0 live") && text.contains("waiting for a worker"),
+        "{text}"
+    );
+    let _w2 = cluster.start_worker("w2", 2);
+    cluster.wait_done(job, Duration::from_secs(300));
+    assert_same_results(&want, &cluster.job_dir(job));
+}

@@ -1,0 +1,262 @@
+//! Bad and stale requests against a real coordinator process get typed errors, and nothing is
+//! lost or corrupted: the job still ends byte-identical to the in-process solve.
+//!
+//! The test plays the worker itself over gRPC (computing real shards with the worker's own task
+//! code), so that it can send what a healthy worker never would: wrong tokens, stale attempts,
+//! damaged shards, malformed descriptors, oversized messages.
+
+mod support;
+
+use retro_proto as pb;
+use retro_proto::job_api_client::JobApiClient;
+use retro_proto::worker_api_client::WorkerApiClient;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use support::cluster::*;
+use support::*;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+use tonic::Code;
+
+type Workers = WorkerApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
+
+const TOKEN: &str = "test-token-0123456789";
+const BOARD33_4: [&str; 4] = ["--game", "musashi33", "--max-browns", "4"];
+
+fn channel(cluster: &Cluster) -> Channel {
+    Channel::from_shared(cluster.url()).unwrap().connect_lazy()
+}
+
+fn workers(cluster: &Cluster, token: &str) -> Workers {
+    WorkerApiClient::with_interceptor(channel(cluster), pb::auth::AttachToken::new(token).unwrap())
+}
+
+fn register_request(version: u32, name: &str) -> pb::RegisterRequest {
+    pb::RegisterRequest {
+        protocol_version: version,
+        name: name.into(),
+        threads: 1,
+        memory_budget: 1 << 30,
+    }
+}
+
+/// Computes a task's shards as a worker would; returns the completion report.
+fn compute(task: &pb::Task, worker: u64) -> pb::CompleteTaskRequest {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let cache = Mutex::new(retro_worker::cache::FinalsCache::new(1 << 30));
+    let progress = Arc::new(Mutex::new(None));
+    retro_worker::task::run_task(task, worker, &pool, &cache, &progress).unwrap()
+}
+
+fn code<T: std::fmt::Debug>(r: Result<T, tonic::Status>) -> Code {
+    r.expect_err("the call should be refused").code()
+}
+
+#[test]
+fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
+    let want = reference("board33-4", &BOARD33_4);
+    let dir = temp_dir("rpc-errors");
+    let cluster = Cluster::new(&dir, 1_000);
+    let _coordinator = cluster.start_coordinator();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        // Tokens: missing or wrong → UNAUTHENTICATED, logged.
+        let mut anonymous = JobApiClient::new(channel(&cluster));
+        assert_eq!(
+            code(anonymous.list_jobs(pb::ListJobsRequest {}).await),
+            Code::Unauthenticated
+        );
+        let mut wrong = workers(&cluster, "not-the-token");
+        assert_eq!(
+            code(
+                wrong
+                    .register(register_request(pb::PROTOCOL_VERSION, "x"))
+                    .await
+            ),
+            Code::Unauthenticated
+        );
+        assert!(cluster
+            .log("coordinator")
+            .contains("missing or wrong token"));
+
+        let mut jobs = JobApiClient::with_interceptor(
+            channel(&cluster),
+            pb::auth::AttachToken::new(TOKEN).unwrap(),
+        );
+        let mut a = workers(&cluster, TOKEN);
+        // Protocol mismatch, oversized message, unknown job and worker.
+        assert_eq!(
+            code(a.register(register_request(999, "old")).await),
+            Code::FailedPrecondition
+        );
+        let huge = "x".repeat(pb::MAX_MESSAGE_BYTES + 1);
+        let oversized = code(
+            a.register(register_request(pb::PROTOCOL_VERSION, &huge))
+                .await,
+        );
+        assert!(
+            matches!(oversized, Code::OutOfRange | Code::ResourceExhausted),
+            "{oversized:?}"
+        );
+        assert_eq!(
+            code(jobs.status(pb::StatusRequest { job_id: 999 }).await),
+            Code::NotFound
+        );
+        assert_eq!(
+            code(a.poll_task(pb::PollTaskRequest { worker_id: 999 }).await),
+            Code::NotFound
+        );
+        let bad_submit = pb::SubmitRequest {
+            game: "chess".into(),
+            board_file: String::new(),
+            max_browns: 0,
+            zstd_level: 3,
+        };
+        assert_eq!(code(jobs.submit(bad_submit).await), Code::InvalidArgument);
+
+        let board = retro_musashi::Board::builtin("BOARD33").unwrap();
+        let job = jobs
+            .submit(pb::SubmitRequest {
+                game: "musashi".into(),
+                board_file: board.source.clone(),
+                max_browns: 4,
+                zstd_level: 3,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .job_id;
+        let wa = a
+            .register(register_request(pb::PROTOCOL_VERSION, "fake-a"))
+            .await
+            .unwrap()
+            .into_inner()
+            .worker_id;
+        let task = a
+            .poll_task(pb::PollTaskRequest { worker_id: wa })
+            .await
+            .unwrap()
+            .into_inner()
+            .task
+            .unwrap();
+        assert_eq!(task.attempt, 1);
+        let report = compute(&task, wa);
+        assert_eq!(
+            code(
+                a.complete_task(pb::CompleteTaskRequest {
+                    job_id: 999,
+                    ..report.clone()
+                })
+                .await
+            ),
+            Code::NotFound
+        );
+
+        // Malformed descriptors: a path outside the shard directory, a missing shard.
+        let mut escaping = report.clone();
+        escaping.shards[0].path = "../../escape.tbl".into();
+        assert_eq!(code(a.complete_task(escaping).await), Code::InvalidArgument);
+        let mut short = report.clone();
+        short.shards.pop();
+        assert_eq!(code(a.complete_task(short).await), Code::InvalidArgument);
+
+        // A bit-flipped shard: DATA_LOSS, and the task goes back to the queue.
+        let shard = std::path::Path::new(&task.job_dir).join(&report.shards[0].path);
+        let mut bytes = std::fs::read(&shard).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x10;
+        std::fs::write(&shard, &bytes).unwrap();
+        assert_eq!(code(a.complete_task(report.clone()).await), Code::DataLoss);
+        assert_eq!(cluster.events("shards_refused"), 1);
+
+        // Attempt 2 goes to A, which then falls silent: its lease expires, B gets attempt 3,
+        // and A's late (otherwise valid) report is fenced.
+        let task2 = a
+            .poll_task(pb::PollTaskRequest { worker_id: wa })
+            .await
+            .unwrap()
+            .into_inner()
+            .task
+            .unwrap();
+        assert_eq!((task2.stage, task2.attempt), (task.stage, 2));
+        let late = compute(&task2, wa);
+        wait_until(Duration::from_secs(10), "A's lease expires", || {
+            cluster.events("lease_expired") >= 1
+        });
+        let mut b = workers(&cluster, TOKEN);
+        let wb = b
+            .register(register_request(pb::PROTOCOL_VERSION, "fake-b"))
+            .await
+            .unwrap()
+            .into_inner()
+            .worker_id;
+        let task3 = b
+            .poll_task(pb::PollTaskRequest { worker_id: wb })
+            .await
+            .unwrap()
+            .into_inner()
+            .task
+            .unwrap();
+        assert_eq!((task3.stage, task3.attempt), (task.stage, 3));
+        assert_eq!(
+            code(a.complete_task(late.clone()).await),
+            Code::FailedPrecondition
+        );
+        let abandon = a
+            .heartbeat(pb::HeartbeatRequest {
+                worker_id: wa,
+                running: vec![pb::TaskProgress {
+                    job_id: job,
+                    stage: task2.stage,
+                    attempt: 2,
+                    ply: 0,
+                    positions_done: 0,
+                }],
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .abandon;
+        assert_eq!(
+            abandon.len(),
+            1,
+            "the fenced worker is told to abandon its attempt"
+        );
+        b.complete_task(compute(&task3, wb)).await.unwrap();
+
+        // A truncated shard of the next task: DATA_LOSS again.
+        let next = b
+            .poll_task(pb::PollTaskRequest { worker_id: wb })
+            .await
+            .unwrap()
+            .into_inner()
+            .task
+            .unwrap();
+        let report = compute(&next, wb);
+        let shard = std::path::Path::new(&next.job_dir).join(&report.shards[0].path);
+        let len = std::fs::metadata(&shard).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&shard)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+        assert_eq!(code(b.complete_task(report).await), Code::DataLoss);
+        assert_eq!(
+            code(b.complete_task(compute(&task3, wb)).await),
+            Code::FailedPrecondition,
+            "a done task is not merged twice"
+        );
+        job
+    });
+    let job = 1;
+    // A real worker finishes the job; the refused shards were never used.
+    let _worker = cluster.start_worker("real", 1);
+    cluster.wait_done(job, Duration::from_secs(120));
+    assert_same_results(&want, &cluster.job_dir(job));
+    assert_eq!(cluster.events("shards_refused"), 2);
+    assert!(cluster.events("rejected_stale") >= 2);
+}
