@@ -25,6 +25,13 @@ pub struct CoordinatorArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+    /// Serve TLS with this certificate chain (PEM); needs --tls-key. Workers and clients then
+    /// connect to https://... with --tls-ca.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Milliseconds a worker may stay silent before its tasks go to another worker.
     #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub lease_ms: u64,
@@ -66,10 +73,19 @@ pub fn coordinator_token(file: Option<&Path>, data: &Path) -> Result<String> {
     Ok(token)
 }
 
+/// Reads a whole file, naming it on failure.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
 /// Runs a coordinator until Ctrl-C or SIGTERM.
 pub async fn run(args: CoordinatorArgs) -> Result<()> {
     let token = coordinator_token(args.token_file.as_deref(), &args.data)?;
     let lease = Duration::from_millis(args.lease_ms);
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some((read_file(cert)?, read_file(key)?)),
+        _ => None,
+    };
     let mut running = start(CoordinatorOptions {
         core: CoreConfig {
             data: args.data.clone(),
@@ -80,6 +96,7 @@ pub async fn run(args: CoordinatorArgs) -> Result<()> {
         listen: args.listen,
         token,
         metrics: args.metrics,
+        tls,
     })
     .await?;
     println!("coordinator listening on {}", running.addr);

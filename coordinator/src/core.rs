@@ -17,7 +17,7 @@ use retro_store::SliceRecord;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tracing::{info, warn};
+use tracing::{info, info_span, warn};
 
 /// How the coordinator runs.
 #[derive(Clone, Debug)]
@@ -193,6 +193,7 @@ impl Core {
     /// (damaged ones reopen their task), running tasks given a fresh lease, the manifest
     /// rewritten from the database.
     fn recover(&mut self, id: u64) -> Result<()> {
+        let _span = info_span!("job", job = id).entered();
         let job = &self.jobs[&id];
         if !job.dir.is_dir() {
             std::fs::create_dir_all(&job.dir)
@@ -449,7 +450,7 @@ impl Core {
                 self.leases.insert(key, Instant::now() + self.config.lease);
                 self.progress.insert(key, (p.ply, p.positions_done));
             } else {
-                abandon.push(p.clone());
+                abandon.push(*p);
             }
         }
         Ok(abandon)
@@ -507,6 +508,13 @@ impl Core {
 
     /// A worker reports a finished task: fenced by attempt, its shards verified and merged.
     pub fn complete(&mut self, req: &pb::CompleteTaskRequest) -> Result<(), Refusal> {
+        let _span = info_span!(
+            "task",
+            job = req.job_id,
+            stage = req.stage,
+            attempt = req.attempt
+        )
+        .entered();
         self.touch(req.worker_id)?;
         let id = req.job_id;
         let stage = req.stage as usize;
@@ -597,6 +605,7 @@ impl Core {
                     times.compute_ms,
                     times.read_ms,
                     times.write_ms,
+                    times.wait_ms,
                     times.bytes_read,
                     times.bytes_written,
                 ],
@@ -608,10 +617,11 @@ impl Core {
                 Some(req.worker_id),
                 "completed",
                 &format!(
-                    "compute {} ms, read {} ms, write {} ms, {} bytes read, {} bytes written",
+                    "compute {} ms, read {} ms, write {} ms, waited {} ms, {} bytes read, {} bytes written",
                     times.compute_ms,
                     times.read_ms,
                     times.write_ms,
+                    times.wait_ms,
                     times.bytes_read,
                     times.bytes_written
                 ),
@@ -632,6 +642,9 @@ impl Core {
             compute_ms = times.compute_ms,
             read_ms = times.read_ms,
             write_ms = times.write_ms,
+            wait_ms = times.wait_ms,
+            bytes_read = times.bytes_read,
+            bytes_written = times.bytes_written,
             "task merged"
         );
         self.write_manifest(id)?;

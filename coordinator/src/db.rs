@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     write_ms      INTEGER NOT NULL DEFAULT 0,
     bytes_read    INTEGER NOT NULL DEFAULT 0,
     bytes_written INTEGER NOT NULL DEFAULT 0,
+    wait_ms       INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (job_id, stage)
 );
 CREATE TABLE IF NOT EXISTS slices (
@@ -269,10 +270,11 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Records where a finished task's time went.
-    pub fn set_task_times(&self, job: u64, stage: usize, times: [u64; 5]) -> Result<()> {
+    /// Records where a finished task's time went: compute, read, write and wait ms, bytes
+    /// read and written.
+    pub fn set_task_times(&self, job: u64, stage: usize, times: [u64; 6]) -> Result<()> {
         self.0.execute(
-            "UPDATE tasks SET compute_ms = ?3, read_ms = ?4, write_ms = ?5, bytes_read = ?6, bytes_written = ?7 WHERE job_id = ?1 AND stage = ?2",
+            "UPDATE tasks SET compute_ms = ?3, read_ms = ?4, write_ms = ?5, wait_ms = ?6, bytes_read = ?7, bytes_written = ?8 WHERE job_id = ?1 AND stage = ?2",
             params![
                 job,
                 stage as i64,
@@ -280,7 +282,8 @@ impl Tx<'_> {
                 times[1] as i64,
                 times[2] as i64,
                 times[3] as i64,
-                times[4] as i64
+                times[4] as i64,
+                times[5] as i64
             ],
         )?;
         Ok(())

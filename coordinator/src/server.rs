@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Identity, ServerTlsConfig};
 use tracing::{error, info};
 
 /// What a coordinator needs to start.
@@ -21,6 +22,8 @@ pub struct CoordinatorOptions {
     pub token: String,
     /// Address of the Prometheus endpoint, if any.
     pub metrics: Option<SocketAddr>,
+    /// Serve TLS with this certificate chain and private key (PEM), instead of plain text.
+    pub tls: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// A running coordinator.
@@ -65,8 +68,14 @@ pub async fn start_with(core: Core, options: CoordinatorOptions) -> Result<Runni
         check_token(token),
     );
     let (stop, stopped) = oneshot::channel::<()>();
+    let mut builder = tonic::transport::Server::builder();
+    if let Some((cert, key)) = &options.tls {
+        builder = builder
+            .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))
+            .context("TLS certificate or key rejected")?;
+    }
     let server = tokio::spawn(
-        tonic::transport::Server::builder()
+        builder
             .add_service(workers)
             .add_service(jobs)
             .serve_with_incoming_shutdown(
@@ -76,7 +85,7 @@ pub async fn start_with(core: Core, options: CoordinatorOptions) -> Result<Runni
                 },
             ),
     );
-    info!(%addr, "coordinator listening");
+    info!(%addr, tls = options.tls.is_some(), "coordinator listening");
     let mut background = Vec::new();
     let reaper_core = core.clone();
     background.push(tokio::spawn(async move {

@@ -21,6 +21,9 @@ pub struct WorkerArgs {
     /// Memory this worker may use, e.g. 12GiB [default: the machine's RAM].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub memory_budget: Option<u64>,
+    /// Connect with TLS (an https:// URL), trusting this CA certificate (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
     /// Name in the coordinator's logs [default: host:pid].
     #[arg(long)]
     pub name: Option<String>,
@@ -66,6 +69,10 @@ pub async fn run_cli(args: WorkerArgs) -> Result<()> {
             threads,
             memory_budget: args.memory_budget.unwrap_or_else(machine_memory),
             pool: None,
+            tls_ca: match &args.tls_ca {
+                Some(path) => Some(retro_coordinator::cli::read_file(path)?),
+                None => None,
+            },
         },
         stop,
     ));

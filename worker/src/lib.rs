@@ -28,7 +28,7 @@ use std::time::Duration;
 use task::Progress;
 use tokio::sync::watch;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::Code;
 use tracing::{error, info, info_span, warn, Instrument};
 
@@ -46,20 +46,33 @@ pub struct WorkerOptions {
     pub memory_budget: u64,
     /// A thread pool to compute on (embedded workers share one); else one of `threads`.
     pub pool: Option<Arc<rayon::ThreadPool>>,
+    /// Connect with TLS, trusting this CA certificate (PEM).
+    pub tls_ca: Option<Vec<u8>>,
 }
 
 type Client = WorkerApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
 
 /// Connects lazily to the coordinator (calls fail with UNAVAILABLE while it is down).
 fn client(options: &WorkerOptions) -> Result<Client> {
-    let channel = Endpoint::from_shared(options.coordinator.clone())
-        .with_context(|| format!("'{}' is not a coordinator URL", options.coordinator))?
-        .connect_timeout(Duration::from_secs(5))
+    let channel = endpoint(&options.coordinator, options.tls_ca.as_deref())?
         .timeout(Duration::from_secs(60))
         .connect_lazy();
     let token = pb::auth::AttachToken::new(&options.token).map_err(anyhow::Error::msg)?;
     Ok(WorkerApiClient::with_interceptor(channel, token)
         .max_decoding_message_size(pb::MAX_MESSAGE_BYTES))
+}
+
+/// The coordinator's endpoint, with TLS when a CA certificate is given.
+pub fn endpoint(url: &str, tls_ca: Option<&[u8]>) -> Result<Endpoint> {
+    let mut endpoint = Endpoint::from_shared(url.to_string())
+        .with_context(|| format!("'{url}' is not a coordinator URL"))?
+        .connect_timeout(Duration::from_secs(5));
+    if let Some(ca) = tls_ca {
+        endpoint = endpoint
+            .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)))
+            .context("TLS configuration rejected")?;
+    }
+    Ok(endpoint)
 }
 
 /// Whether a failed call is worth retrying (the coordinator is down or restarting).
@@ -124,6 +137,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
             unknown.clone(),
         ));
         let result = async {
+            let mut idle_since = std::time::Instant::now();
             loop {
                 if *stop.borrow() {
                     return Ok(false);
@@ -145,6 +159,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
                     let _ = tokio::time::timeout(Duration::from_millis(100), stop.changed()).await;
                     continue;
                 };
+                let waited = idle_since.elapsed();
                 let span = info_span!(
                     "task",
                     job = task.job_id,
@@ -155,6 +170,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
                     &mut client,
                     worker_id,
                     task,
+                    waited,
                     &pool,
                     &cache,
                     &progress,
@@ -164,6 +180,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
                 )
                 .instrument(span)
                 .await?;
+                idle_since = std::time::Instant::now();
                 if !keep_going {
                     return Ok(true);
                 }
@@ -191,6 +208,7 @@ async fn execute(
     client: &mut Client,
     worker_id: u64,
     task: pb::Task,
+    waited: Duration,
     pool: &Arc<rayon::ThreadPool>,
     cache: &Arc<Mutex<FinalsCache>>,
     progress: &Progress,
@@ -217,7 +235,12 @@ async fn execute(
         .context("task thread")?
     };
     let report = match computed {
-        Ok(report) => report,
+        Ok(mut report) => {
+            if let Some(t) = report.times.as_mut() {
+                t.wait_ms = waited.as_millis() as u64;
+            }
+            report
+        }
         Err(e) => {
             error!("task failed: {e:#}");
             *progress.lock().expect("progress lock") = None;

@@ -8,7 +8,7 @@ use retro_proto::job_api_client::JobApiClient;
 use std::path::PathBuf;
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 /// How to reach the coordinator.
 #[derive(Args, Debug, Clone)]
@@ -19,6 +19,9 @@ pub struct Connection {
     /// File holding the cluster token [default: $RETRO_TOKEN].
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Connect with TLS (an https:// URL), trusting this CA certificate (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
 }
 
 type Client = JobApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
@@ -27,9 +30,11 @@ impl Connection {
     /// Connects (fails with a clear message when nobody listens).
     pub async fn connect(&self) -> Result<Client> {
         let token = pb::read_token(self.token_file.as_deref()).map_err(anyhow::Error::msg)?;
-        let channel = Endpoint::from_shared(self.coordinator.clone())
-            .with_context(|| format!("'{}' is not a coordinator URL", self.coordinator))?
-            .connect_timeout(Duration::from_secs(5))
+        let ca = match &self.tls_ca {
+            Some(path) => Some(retro_coordinator::cli::read_file(path)?),
+            None => None,
+        };
+        let channel = retro_worker::endpoint(&self.coordinator, ca.as_deref())?
             .timeout(Duration::from_secs(30))
             .connect()
             .await

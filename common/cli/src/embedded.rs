@@ -102,6 +102,7 @@ pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary
                 listen: "127.0.0.1:0".parse().expect("address"),
                 token: token.clone(),
                 metrics: None,
+                tls: None,
             },
         )
         .await?;
@@ -118,6 +119,7 @@ pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary
                         threads: opts.threads,
                         memory_budget: budget,
                         pool: Some(pool.clone()),
+                        tls_ca: None,
                     },
                     stop.clone(),
                 ))

@@ -241,3 +241,42 @@ fn a_job_without_workers_waits_and_continues_when_one_joins() {
     cluster.wait_done(job, Duration::from_secs(300));
     assert_same_results(&want, &cluster.job_dir(job));
 }
+
+#[test]
+fn tls_coordinator_serves_tls_clients_and_refuses_plain_text() {
+    let want = reference("board33-6", &BOARD33_6);
+    let dir = temp_dir("tls");
+    let cluster = Cluster::new(&dir, 5_000);
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let _coordinator = cluster.start_coordinator_with(&[
+        "--tls-cert".into(),
+        s(&cert).into(),
+        "--tls-key".into(),
+        s(&key).into(),
+    ]);
+    let url = format!("https://localhost:{}", cluster.port);
+    let ca = ["--tls-ca".to_string(), s(&cert).to_string()];
+    let _worker = cluster.start_worker_with("w1", 1, &url, &ca);
+    let submit = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_retro"))
+            .arg("submit")
+            .args(BOARD33_6)
+            .args(["--wait", "--token-file", s(&cluster.token_file)])
+            .args(extra)
+            .env("RETRO_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let plain = submit(&["--coordinator", &cluster.url()]);
+    assert!(!plain.status.success(), "a plain-text client is refused");
+    let secure = submit(&["--coordinator", &url, "--tls-ca", s(&cert)]);
+    assert!(
+        secure.status.success(),
+        "{}",
+        String::from_utf8_lossy(&secure.stderr)
+    );
+    assert_same_results(&want, &cluster.job_dir(1));
+}

@@ -88,19 +88,28 @@ impl Cluster {
 
     /// Starts the coordinator and waits until it answers.
     pub fn start_coordinator(&self) -> Proc {
+        self.start_coordinator_with(&[])
+    }
+
+    /// Starts the coordinator with extra flags and waits until it answers.
+    pub fn start_coordinator_with(&self, extra: &[String]) -> Proc {
         let p = self.spawn(
             "coordinator",
             &[
-                "coordinator".into(),
-                "--listen".into(),
-                format!("127.0.0.1:{}", self.port),
-                "--data".into(),
-                self.data.display().to_string(),
-                "--token-file".into(),
-                self.token_file.display().to_string(),
-                "--lease-ms".into(),
-                self.lease_ms.to_string(),
-            ],
+                &[
+                    "coordinator".into(),
+                    "--listen".into(),
+                    format!("127.0.0.1:{}", self.port),
+                    "--data".into(),
+                    self.data.display().to_string(),
+                    "--token-file".into(),
+                    self.token_file.display().to_string(),
+                    "--lease-ms".into(),
+                    self.lease_ms.to_string(),
+                ][..],
+                extra,
+            ]
+            .concat(),
         );
         wait_until(Duration::from_secs(20), "the coordinator listens", || {
             std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
@@ -110,19 +119,28 @@ impl Cluster {
 
     /// Starts a worker process named `name`.
     pub fn start_worker(&self, name: &str, threads: u32) -> Proc {
+        self.start_worker_with(name, threads, &self.url(), &[])
+    }
+
+    /// Starts a worker process named `name` for the coordinator at `url`, with extra flags.
+    pub fn start_worker_with(&self, name: &str, threads: u32, url: &str, extra: &[String]) -> Proc {
         self.spawn(
             name,
             &[
-                "worker".into(),
-                "--coordinator".into(),
-                self.url(),
-                "--token-file".into(),
-                self.token_file.display().to_string(),
-                "--threads".into(),
-                threads.to_string(),
-                "--name".into(),
-                name.into(),
-            ],
+                &[
+                    "worker".into(),
+                    "--coordinator".into(),
+                    url.to_string(),
+                    "--token-file".into(),
+                    self.token_file.display().to_string(),
+                    "--threads".into(),
+                    threads.to_string(),
+                    "--name".into(),
+                    name.into(),
+                ][..],
+                extra,
+            ]
+            .concat(),
         )
     }
 
