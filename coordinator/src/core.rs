@@ -294,13 +294,7 @@ impl Core {
             }
             Ok(id)
         })?;
-        let row = self
-            .db
-            .read()
-            .jobs()?
-            .into_iter()
-            .find(|r| r.id == id)
-            .expect("just inserted");
+        let row = self.db.read().job(id)?.expect("just inserted");
         let job_path = self.config.data.join(&row.dir);
         let planned = (|| {
             let mut manifest = job_dir::prepare(&job_path, game, &DATABASE_FILES)?;
@@ -506,6 +500,18 @@ impl Core {
         Ok(Some(merge::task_message(job, &task, &records)))
     }
 
+    /// The task of `stage` in the loaded job `id` (NOT_FOUND / INVALID_ARGUMENT otherwise).
+    fn task(&self, id: u64, stage: usize) -> Result<TaskRow, Refusal> {
+        let job = self
+            .jobs
+            .get(&id)
+            .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
+        job.tasks
+            .get(stage)
+            .cloned()
+            .ok_or_else(|| Refusal::InvalidArgument(format!("job {id} has no stage {stage}")))
+    }
+
     /// A worker reports a finished task: fenced by attempt, its shards verified and merged.
     pub fn complete(&mut self, req: &pb::CompleteTaskRequest) -> Result<(), Refusal> {
         let _span = info_span!(
@@ -518,14 +524,8 @@ impl Core {
         self.touch(req.worker_id)?;
         let id = req.job_id;
         let stage = req.stage as usize;
-        let job = self
-            .jobs
-            .get(&id)
-            .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
-        let task =
-            job.tasks.get(stage).cloned().ok_or_else(|| {
-                Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
-            })?;
+        let task = self.task(id, stage)?;
+        let job = &self.jobs[&id];
         if !task.held_by(req.worker_id, req.attempt) {
             self.totals.completions_refused += 1;
             let why = format!(
@@ -657,14 +657,7 @@ impl Core {
         self.touch(req.worker_id)?;
         let id = req.job_id;
         let stage = req.stage as usize;
-        let job = self
-            .jobs
-            .get(&id)
-            .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
-        let mut task =
-            job.tasks.get(stage).cloned().ok_or_else(|| {
-                Refusal::InvalidArgument(format!("job {id} has no stage {stage}"))
-            })?;
+        let mut task = self.task(id, stage)?;
         if !task.held_by(req.worker_id, req.attempt) {
             return Err(Refusal::FailedPrecondition(format!(
                 "stale failure report for {} attempt {}",
@@ -817,9 +810,7 @@ impl Core {
         let row = self
             .db
             .read()
-            .jobs()?
-            .into_iter()
-            .find(|r| r.id == id)
+            .job(id)?
             .ok_or_else(|| Refusal::NotFound(format!("no job {id}")))?;
         let tasks = self.db.read().tasks(id)?;
         let positions: u64 = tasks.iter().map(|t| t.positions).sum();

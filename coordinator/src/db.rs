@@ -209,6 +209,11 @@ impl Tx<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// One job.
+    pub fn job(&self, id: u64) -> Result<Option<JobRow>> {
+        Ok(self.jobs()?.into_iter().find(|r| r.id == id))
+    }
+
     /// Sets a job's state and note.
     pub fn set_job_state(&self, job: u64, state: &str, note: &str) -> Result<()> {
         let finished = (state != "running").then(now_ms);

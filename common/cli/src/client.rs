@@ -2,7 +2,6 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use retro_proto as pb;
 use retro_proto::job_api_client::JobApiClient;
 use std::path::PathBuf;
@@ -97,33 +96,14 @@ pub fn print_status(s: &pb::JobStatus, all_tasks: bool) -> Result<()> {
 
 /// Follows a job with a progress bar until it ends; fails unless it ends done.
 pub async fn wait(client: &mut Client, job: u64) -> Result<pb::JobStatus> {
-    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {percent:>3}% {msg} {human_pos}/{human_len} positions, ETA {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::positions_bar(false);
     loop {
         let s = client
             .status(pb::StatusRequest { job_id: job })
             .await
             .map_err(|s| refused("status", s))?
             .into_inner();
-        bar.set_length(s.positions);
-        bar.set_position(s.positions_done);
-        let running: Vec<String> = s
-            .tasks
-            .iter()
-            .filter(|t| t.state == "running")
-            .map(|t| format!("{} ply {}", t.name, t.ply))
-            .collect();
-        bar.set_message(if s.note.is_empty() {
-            running.join(", ")
-        } else {
-            s.note.clone()
-        });
+        crate::progress::show(&bar, &s);
         match s.state.as_str() {
             "running" => tokio::time::sleep(Duration::from_millis(250)).await,
             "done" => {

@@ -8,7 +8,6 @@
 
 use crate::solve::{start_value, SolveSummary};
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use retro_coordinator::core::{Core, CoreConfig};
 use retro_coordinator::db::DATABASE;
 use retro_coordinator::server::{start_with, CoordinatorOptions};
@@ -82,18 +81,7 @@ pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary
             .build()
             .context("cannot start compute threads")?,
     );
-    let bar = if opts.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr())
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {percent:>3}% {msg} {human_pos}/{human_len} positions, {per_sec}, ETA {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::positions_bar(opts.quiet);
     let result: Result<(u64, u64)> = runtime.block_on(async {
         let coordinator = start_with(
             core,
@@ -135,15 +123,7 @@ pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary
                     .map_err(|e| anyhow::anyhow!("{e}"))?
             };
             let start = *at_start.get_or_insert(status.positions_done);
-            bar.set_length(status.positions);
-            bar.set_position(status.positions_done);
-            let running: Vec<String> = status
-                .tasks
-                .iter()
-                .filter(|t| t.state == "running")
-                .map(|t| format!("{} ply {}", t.name, t.ply))
-                .collect();
-            bar.set_message(running.join(", "));
+            crate::progress::show(&bar, &status);
             match status.state.as_str() {
                 "done" => break Ok((status.positions, start)),
                 "running" => {}

@@ -10,6 +10,7 @@ mod counts;
 mod embedded;
 mod game_choice;
 mod probe;
+mod progress;
 mod solve;
 mod tables;
 mod verify;

@@ -9,7 +9,7 @@
 
 use crate::tables::Tables;
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use retro_engine::{ByteArray, Game};
 use retro_musashi::counts::format_count_table;
@@ -65,18 +65,8 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         .context("cannot start worker threads")?;
     let slots = |i: usize| stage_positions(&game, &stages[i]) / 2;
     let total_slots: u64 = (0..stages.len()).map(|i| 2 * slots(i)).sum();
-    let bar = if opts.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::with_draw_target(Some(total_slots), ProgressDrawTarget::stderr())
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {percent:>3}% {msg} {human_pos}/{human_len} positions, {per_sec}, ETA {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::positions_bar(opts.quiet);
+    bar.set_length(total_slots);
     for (i, _) in done.iter().enumerate().filter(|(_, &d)| d) {
         bar.inc(2 * slots(i));
     }

@@ -40,6 +40,27 @@ fn register_request(version: u32, name: &str) -> pb::RegisterRequest {
     }
 }
 
+/// Registers a well-behaved (current protocol) worker; returns its id.
+async fn register(client: &mut Workers, name: &str) -> u64 {
+    client
+        .register(register_request(pb::PROTOCOL_VERSION, name))
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id
+}
+
+/// Asks for a task, which must be there.
+async fn poll(client: &mut Workers, worker: u64) -> pb::Task {
+    client
+        .poll_task(pb::PollTaskRequest { worker_id: worker })
+        .await
+        .unwrap()
+        .into_inner()
+        .task
+        .expect("a ready task")
+}
+
 /// Computes a task's shards as a worker would; returns the completion report.
 fn compute(task: &pb::Task, worker: u64) -> pb::CompleteTaskRequest {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -129,19 +150,8 @@ fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
             .unwrap()
             .into_inner()
             .job_id;
-        let wa = a
-            .register(register_request(pb::PROTOCOL_VERSION, "fake-a"))
-            .await
-            .unwrap()
-            .into_inner()
-            .worker_id;
-        let task = a
-            .poll_task(pb::PollTaskRequest { worker_id: wa })
-            .await
-            .unwrap()
-            .into_inner()
-            .task
-            .unwrap();
+        let wa = register(&mut a, "fake-a").await;
+        let task = poll(&mut a, wa).await;
         assert_eq!(task.attempt, 1);
         let report = compute(&task, wa);
         assert_eq!(
@@ -174,32 +184,15 @@ fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
 
         // Attempt 2 goes to A, which then falls silent: its lease expires, B gets attempt 3,
         // and A's late (otherwise valid) report is fenced.
-        let task2 = a
-            .poll_task(pb::PollTaskRequest { worker_id: wa })
-            .await
-            .unwrap()
-            .into_inner()
-            .task
-            .unwrap();
+        let task2 = poll(&mut a, wa).await;
         assert_eq!((task2.stage, task2.attempt), (task.stage, 2));
         let late = compute(&task2, wa);
         wait_until(Duration::from_secs(10), "A's lease expires", || {
             cluster.events("lease_expired") >= 1
         });
         let mut b = workers(&cluster, TOKEN);
-        let wb = b
-            .register(register_request(pb::PROTOCOL_VERSION, "fake-b"))
-            .await
-            .unwrap()
-            .into_inner()
-            .worker_id;
-        let task3 = b
-            .poll_task(pb::PollTaskRequest { worker_id: wb })
-            .await
-            .unwrap()
-            .into_inner()
-            .task
-            .unwrap();
+        let wb = register(&mut b, "fake-b").await;
+        let task3 = poll(&mut b, wb).await;
         assert_eq!((task3.stage, task3.attempt), (task.stage, 3));
         assert_eq!(
             code(a.complete_task(late.clone()).await),
@@ -228,13 +221,7 @@ fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
         b.complete_task(compute(&task3, wb)).await.unwrap();
 
         // A truncated shard of the next task: DATA_LOSS again.
-        let next = b
-            .poll_task(pb::PollTaskRequest { worker_id: wb })
-            .await
-            .unwrap()
-            .into_inner()
-            .task
-            .unwrap();
+        let next = poll(&mut b, wb).await;
         let report = compute(&next, wb);
         let shard = std::path::Path::new(&next.job_dir).join(&report.shards[0].path);
         let len = std::fs::metadata(&shard).unwrap().len();
