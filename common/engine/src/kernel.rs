@@ -87,15 +87,82 @@ pub enum KernelError {
     },
 }
 
-/// A position of the stage: the slice's slot in the stage and the key.
+/// A position of the stage: the slice's slot in the stage and the key (used where a handful of
+/// positions are collected, e.g. one position's successors).
 type Entry = (u32, u64);
 
-/// An unresolved attacker-to-move position awaiting a pull: slot, key and index.
-type Pending = (u32, u64, u64);
+/// Keys of positions grouped by their slice's slot in the stage: `slots[s]` holds the segments
+/// the parallel tasks produced for slot `s`, never copied into one vector. Grouping by slot
+/// stores 8 bytes per position instead of 16 and keeps each slice's positions together.
+#[derive(Clone, Default)]
+struct Frontier {
+    slots: Vec<Vec<Vec<u64>>>,
+}
 
-/// A list of positions kept as the segments the parallel tasks produced, so that frontiers
-/// are never copied into one vector.
-type Segments = Vec<Vec<Entry>>;
+impl Frontier {
+    /// An empty frontier for a stage of `n` slices.
+    fn new(n: usize) -> Frontier {
+        Frontier {
+            slots: vec![Vec::new(); n],
+        }
+    }
+
+    /// Adds the keys `keys` of slot `slot`.
+    fn push(&mut self, slot: usize, keys: Vec<u64>) {
+        if !keys.is_empty() {
+            self.slots[slot].push(keys);
+        }
+    }
+
+    /// Adds what one parallel task produced.
+    fn absorb(&mut self, out: SlotLists) {
+        for (slot, keys) in out.0.into_iter().enumerate() {
+            self.push(slot, keys);
+        }
+    }
+
+    /// Adds every segment of `other`.
+    fn extend(&mut self, other: Frontier) {
+        for (slot, segments) in other.slots.into_iter().enumerate() {
+            self.slots[slot].extend(segments);
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.slots.iter().flatten().map(|s| s.len() as u64).sum()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.slots.iter().flatten().all(|s| s.is_empty())
+    }
+
+    /// The frontier cut into chunks for parallel expansion, each with its slot.
+    fn chunks(&self) -> Vec<(u32, &[u64])> {
+        self.slots
+            .iter()
+            .enumerate()
+            .flat_map(|(slot, segments)| {
+                segments
+                    .iter()
+                    .flat_map(|s| s.chunks(FRONTIER_CHUNK))
+                    .map(move |c| (slot as u32, c))
+            })
+            .collect()
+    }
+}
+
+/// One parallel task's output: keys per slot.
+struct SlotLists(Vec<Vec<u64>>);
+
+impl SlotLists {
+    fn new(n: usize) -> SlotLists {
+        SlotLists(vec![Vec::new(); n])
+    }
+
+    fn push(&mut self, slot: u32, key: u64) {
+        self.0[slot as usize].push(key);
+    }
+}
 
 /// The most defender moves (or un-moves) one position may have.
 pub const MAX_MOVES: usize = 64;
@@ -111,14 +178,6 @@ struct StageArrays {
     defender: Vec<ByteArray>,
     /// Remaining unresolved successor orbits of each defender-to-move position.
     counter: Vec<ByteArray>,
-}
-
-/// Splits segments into chunks for parallel expansion.
-fn chunks(segments: &Segments) -> Vec<&[Entry]> {
-    segments
-        .iter()
-        .flat_map(|s| s.chunks(FRONTIER_CHUNK))
-        .collect()
 }
 
 /// Solves `stage` of `game`, reading earlier stages through `finals`, and reports each ply to
@@ -173,7 +232,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             let slice = stage.slices[s as usize];
             let start = chunk * SWEEP_CHUNK;
             let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
-            let mut seeds = Seeds::default();
+            let mut seeds = Seeds::new(s);
             let mut in_stage: ArrayVec<Entry, MAX_MOVES> = ArrayVec::new();
             game.for_each_key(slice, start..end, |index, key| {
                 let i = index as usize;
@@ -219,12 +278,12 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 let pending = in_stage.len() + usize::from(exit_max.is_some());
                 if pending == 0 {
                     defender[s as usize][i].store(1, Relaxed);
-                    seeds.stalemates.push((s, key));
+                    seeds.stalemates.push(key);
                     return;
                 }
                 counter[s as usize][i].store(pending as u8, Relaxed);
                 if let Some(m) = exit_max {
-                    seeds.exits[m as usize].push((s, key));
+                    seeds.exit(m, key);
                 }
             });
             seeds
@@ -232,34 +291,29 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         .collect();
     // Defender-to-move positions whose value becomes final at each ply (odd plies), and
     // scheduled exit decrements (even plies), indexed by ply.
-    let mut defender_final: Vec<Segments> = vec![Vec::new(); BUCKETS];
-    let mut exits: Vec<Segments> = vec![Vec::new(); BUCKETS];
+    let n = stage.slices.len();
+    let mut defender_final: Vec<Frontier> = vec![Frontier::new(n); BUCKETS];
+    let mut exits: Vec<Frontier> = vec![Frontier::new(n); BUCKETS];
     // Canonical attacker-to-move positions not yet resolved.
     let mut attacker_unresolved: u64 = seeds.iter().map(|s| s.canonical).sum();
-    // Once few attacker positions remain unresolved, they are listed and pulled (see below).
-    let mut pull_list: Option<Vec<Pending>> = None;
     for seed in seeds {
         if let Some(what) = seed.error {
             return Err(contract(what));
         }
-        defender_final[1].push(seed.stalemates);
-        for (v, list) in seed.exits.into_iter().enumerate() {
-            if !list.is_empty() {
-                exits[v].push(list);
-            }
+        let slot = seed.slot as usize;
+        defender_final[1].push(slot, seed.stalemates);
+        for (v, keys) in seed.exits {
+            exits[v as usize].push(slot, keys);
         }
     }
-    let last_scheduled = |buckets: &[Segments], from: usize| {
-        buckets[from..]
-            .iter()
-            .any(|b| b.iter().any(|s| !s.is_empty()))
-    };
+    let last_scheduled =
+        |buckets: &[Frontier], from: usize| buckets[from..].iter().any(|b| !b.is_empty());
 
     times.init = clock.elapsed();
-    let mut attacker_final: Segments = Vec::new();
+    let mut attacker_final = Frontier::new(n);
     let mut ply = 1usize;
     loop {
-        let attacker_pending = attacker_final.iter().any(|s| !s.is_empty());
+        let attacker_pending = !attacker_final.is_empty();
         if !attacker_pending
             && !last_scheduled(&defender_final, ply)
             && !last_scheduled(&exits, ply)
@@ -280,51 +334,27 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             // than the set of attacker positions still unresolved: then pull, checking each
             // unresolved position's successors for one of value `ply` (the same set results).
             let frontier = std::mem::take(&mut defender_final[ply]);
-            let frontier_len = count(&frontier);
-            if pull_list.is_none() && attacker_unresolved < frontier_len {
-                pull_list = Some(list_unresolved(game, stage, &lens, &resolved));
-            }
-            let pull = pull_list
-                .as_ref()
-                .is_some_and(|list| (list.len() as u64) < frontier_len);
-            if pull {
-                let list = pull_list.take().expect("checked above");
-                let results: Vec<(Vec<Pending>, Vec<Entry>)> = list
-                    .par_chunks(FRONTIER_CHUNK)
-                    .map(|chunk| {
-                        let (mut keep, mut out) = (Vec::new(), Vec::new());
-                        for &(s, key, i) in chunk {
-                            let i = i as usize;
-                            let (word, bit) = (&resolved[s as usize][i / 64], 1u64 << (i % 64));
-                            if word.load(Relaxed) & bit != 0 {
-                                continue; // resolved by an earlier push ply
-                            }
-                            let mut found = false;
-                            game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
-                                found = found
-                                    || defender[slot(to) as usize][ti as usize].load(Relaxed)
-                                        == ply as Value;
-                            });
-                            if found {
-                                word.fetch_or(bit, Relaxed);
-                                attacker[s as usize][i].store(next, Relaxed);
-                                out.push((s, key));
-                            } else {
-                                keep.push((s, key, i as u64));
-                            }
-                        }
-                        (keep, out)
-                    })
-                    .collect();
-                let (keep, out): (Vec<_>, Vec<_>) = results.into_iter().unzip();
-                pull_list = Some(keep.concat());
-                attacker_final = out;
+            if attacker_unresolved < frontier.len() {
+                attacker_final = pull_ply(game, stage, &lens, &resolved, |s, key, i| {
+                    let mut found = false;
+                    game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
+                        found = found
+                            || defender[slot(to) as usize][ti as usize].load(Relaxed)
+                                == ply as Value;
+                    });
+                    if found {
+                        attacker[s as usize][i as usize].store(next, Relaxed);
+                    }
+                    found
+                });
             } else {
-                attacker_final = chunks(&frontier)
+                attacker_final = Frontier::new(n);
+                let outputs: Vec<SlotLists> = frontier
+                    .chunks()
                     .into_par_iter()
-                    .map(|chunk| {
-                        let mut out = Vec::new();
-                        for &(s, key) in chunk {
+                    .map(|(s, chunk)| {
+                        let mut out = SlotLists::new(n);
+                        for &key in chunk {
                             game.attacker_unmoves(
                                 stage.slices[s as usize],
                                 key,
@@ -339,7 +369,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                                         && word.fetch_or(bit, Relaxed) & bit == 0
                                     {
                                         attacker[to_slot][i].store(next, Relaxed);
-                                        out.push((to_slot as u32, to_key));
+                                        out.push(to_slot as u32, to_key);
                                     }
                                 },
                             );
@@ -347,27 +377,31 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         out
                     })
                     .collect();
+                for out in outputs {
+                    attacker_final.absorb(out);
+                }
             }
-            attacker_unresolved -= count(&attacker_final);
-            (count(&frontier), count(&attacker_final))
+            attacker_unresolved -= attacker_final.len();
+            (frontier.len(), attacker_final.len())
         } else {
             // Attacker-to-move positions of value `ply`, plus exit decrements scheduled here.
-            let frontier = std::mem::take(&mut attacker_final);
+            let frontier = std::mem::replace(&mut attacker_final, Frontier::new(n));
             let exit_list = std::mem::take(&mut exits[ply]);
-            let decrement = |s: u32, key: u64, i: u64, out: &mut Vec<Entry>| {
+            let decrement = |s: u32, key: u64, i: u64, out: &mut SlotLists| {
                 let i = i as usize;
                 let counter = &counter[s as usize][i];
                 if counter.load(Relaxed) != 0 && counter.fetch_sub(1, Relaxed) == 1 {
                     defender[s as usize][i].store(next, Relaxed);
-                    out.push((s, key));
+                    out.push(s, key);
                 }
             };
-            let mut resolved_now: Segments = chunks(&frontier)
+            let from_frontier: Vec<SlotLists> = frontier
+                .chunks()
                 .into_par_iter()
-                .map(|chunk| {
-                    let mut out = Vec::new();
+                .map(|(s, chunk)| {
+                    let mut out = SlotLists::new(n);
                     let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
-                    for &(s, key) in chunk {
+                    for &key in chunk {
                         preds.clear();
                         game.defender_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
                             let p = (slot(to), to_key, i);
@@ -383,22 +417,25 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     out
                 })
                 .collect();
-            resolved_now.extend(
-                chunks(&exit_list)
-                    .into_par_iter()
-                    .map(|chunk| {
-                        let mut out = Vec::new();
-                        for &(s, key) in chunk {
-                            let i = game.index(stage.slices[s as usize], key);
-                            decrement(s, key, i, &mut out);
-                        }
-                        out
-                    })
-                    .collect::<Vec<_>>(),
-            );
-            let produced = count(&resolved_now);
+            let from_exits: Vec<SlotLists> = exit_list
+                .chunks()
+                .into_par_iter()
+                .map(|(s, chunk)| {
+                    let mut out = SlotLists::new(n);
+                    for &key in chunk {
+                        let i = game.index(stage.slices[s as usize], key);
+                        decrement(s, key, i, &mut out);
+                    }
+                    out
+                })
+                .collect();
+            let mut resolved_now = Frontier::new(n);
+            for out in from_frontier.into_iter().chain(from_exits) {
+                resolved_now.absorb(out);
+            }
+            let produced = resolved_now.len();
             defender_final[ply + 1].extend(resolved_now);
-            (count(&frontier) + count(&exit_list), produced)
+            (frontier.len() + exit_list.len(), produced)
         };
         if ply % 2 == 1 {
             times.attacker_plies += ply_clock.elapsed();
@@ -430,61 +467,88 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     Ok((solved, times))
 }
 
-/// Every attacker-to-move slot whose resolved bit is clear (canonical, not yet resolved).
-fn list_unresolved<G: Game>(
+/// A pull ply: every attacker-to-move slot whose resolved bit is clear (canonical and not yet
+/// resolved) is offered to `resolves(slot, key, index)`; those it resolves get their bit set
+/// and are returned as the next frontier.
+///
+/// The unresolved positions are found in the bitmap rather than kept in a list (which would
+/// cost 16 bytes per unresolved position — most of a large stage's memory, since black wins
+/// stay unresolved to the end). Fully resolved bitmap words are skipped; within a word, keys
+/// are stepped from the first clear bit to the last, so dense unresolved runs cost one key step
+/// each and sparse ones one unrank each.
+fn pull_ply<G: Game>(
     game: &G,
     stage: &Stage,
     lens: &[u64],
     resolved: &[&[AtomicU64]],
-) -> Vec<Pending> {
+    resolves: impl Fn(u32, u64, u64) -> bool + Sync,
+) -> Frontier {
     const WORDS: usize = 1 << 10;
     let tasks: Vec<(usize, usize)> = resolved
         .iter()
         .enumerate()
         .flat_map(|(s, words)| (0..words.len().div_ceil(WORDS)).map(move |c| (s, c)))
         .collect();
-    tasks
+    let outputs: Vec<(usize, Vec<u64>)> = tasks
         .par_iter()
         .map(|&(s, c)| {
             let mut out = Vec::new();
-            let words = &resolved[s][c * WORDS..((c + 1) * WORDS).min(resolved[s].len())];
+            let slice = stage.slices[s];
+            let first = c * WORDS;
+            let words = &resolved[s][first..((c + 1) * WORDS).min(resolved[s].len())];
             for (w, word) in words.iter().enumerate() {
-                let mut clear = !word.load(Relaxed);
-                while clear != 0 {
-                    let index = ((c * WORDS + w) * 64) as u64 + u64::from(clear.trailing_zeros());
-                    clear &= clear - 1;
-                    if index < lens[s] {
-                        let slice = stage.slices[s];
-                        out.push((s as u32, game.key(slice, index), index));
-                    }
+                let clear = !word.load(Relaxed);
+                if clear == 0 {
+                    continue;
                 }
+                let base = ((first + w) * 64) as u64;
+                let start = base + u64::from(clear.trailing_zeros());
+                let end = (base + 64 - u64::from(clear.leading_zeros())).min(lens[s]);
+                game.for_each_key(slice, start..end, |index, key| {
+                    let bit = 1u64 << (index % 64);
+                    if clear & bit != 0 && resolves(s as u32, key, index) {
+                        word.fetch_or(bit, Relaxed);
+                        out.push(key);
+                    }
+                });
             }
-            out
+            (s, out)
         })
-        .collect::<Vec<_>>()
-        .concat()
+        .collect();
+    let mut frontier = Frontier::new(lens.len());
+    for (s, out) in outputs {
+        frontier.push(s, out);
+    }
+    frontier
 }
 
-/// Number of entries in a segmented list.
-fn count(segments: &Segments) -> u64 {
-    segments.iter().map(|s| s.len() as u64).sum()
-}
-
-/// What one initialisation task found: positions final at ply 1, and exit decrements by ply.
+/// What one initialisation task (one chunk of one slice) found: positions final at ply 1, and
+/// exit decrements by ply.
 struct Seeds {
+    slot: u32,
     canonical: u64,
-    stalemates: Vec<Entry>,
-    exits: Vec<Vec<Entry>>,
+    stalemates: Vec<u64>,
+    /// (ply, keys), few distinct plies per chunk.
+    exits: Vec<(Value, Vec<u64>)>,
     error: Option<String>,
 }
 
-impl Default for Seeds {
-    fn default() -> Seeds {
+impl Seeds {
+    fn new(slot: u32) -> Seeds {
         Seeds {
+            slot,
             canonical: 0,
             stalemates: Vec::new(),
-            exits: vec![Vec::new(); BUCKETS],
+            exits: Vec::new(),
             error: None,
+        }
+    }
+
+    /// Schedules an exit decrement of `key` at ply `value`.
+    fn exit(&mut self, value: Value, key: u64) {
+        match self.exits.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, keys)) => keys.push(key),
+            None => self.exits.push((value, vec![key])),
         }
     }
 }
