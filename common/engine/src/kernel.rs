@@ -173,11 +173,14 @@ const FRONTIER_CHUNK: usize = 1 << 12;
 /// One bucket per possible value.
 const BUCKETS: usize = 256;
 
+/// A stage's values. A defender-to-move byte holds, until the position is resolved, its
+/// *counter* (successor orbits not yet known to be attacker wins) and afterwards its value; the
+/// `defender_final` bit says which. One byte serves both because a counter is decremented
+/// exactly once per successor orbit, so once it reaches zero (and the value is written) no
+/// decrement ever touches the byte again. This saves one byte per position.
 struct StageArrays {
     attacker: Vec<ByteArray>,
     defender: Vec<ByteArray>,
-    /// Remaining unresolved successor orbits of each defender-to-move position.
-    counter: Vec<ByteArray>,
 }
 
 /// Solves `stage` of `game`, reading earlier stages through `finals`, and reports each ply to
@@ -204,17 +207,28 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let arrays = StageArrays {
         attacker: zeroed(),
         defender: zeroed(),
-        counter: zeroed(),
     };
     let attacker: Vec<_> = arrays.attacker.iter().map(ByteArray::atomics).collect();
     let defender: Vec<_> = arrays.defender.iter().map(ByteArray::atomics).collect();
-    let counter: Vec<_> = arrays.counter.iter().map(ByteArray::atomics).collect();
+    let bitmap = || -> Vec<ByteArray> {
+        lens.iter()
+            .map(|&n| ByteArray::zeroed(n.div_ceil(64) as usize * 8))
+            .collect()
+    };
     // One bit per attacker-to-move slot: set once the slot's value is known.
-    let bitmaps: Vec<ByteArray> = lens
-        .iter()
-        .map(|&n| ByteArray::zeroed(n.div_ceil(64) as usize * 8))
-        .collect();
+    let bitmaps = bitmap();
     let resolved: Vec<&[AtomicU64]> = bitmaps.iter().map(ByteArray::atomic_words).collect();
+    // One bit per defender-to-move slot: set once its byte holds a value, not a counter.
+    let defender_bitmaps = bitmap();
+    let defender_final_bit: Vec<&[AtomicU64]> = defender_bitmaps
+        .iter()
+        .map(ByteArray::atomic_words)
+        .collect();
+    let mark_defender = |s: usize, i: usize| {
+        defender_final_bit[s][i / 64].fetch_or(1 << (i % 64), Relaxed);
+    };
+    let defender_is_final =
+        |s: usize, i: usize| defender_final_bit[s][i / 64].load(Relaxed) & (1 << (i % 64)) != 0;
     let contract = |what: String| KernelError::Contract {
         stage: stage.name.clone(),
         what,
@@ -241,6 +255,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     defender[s as usize][i].store(NON_CANONICAL, Relaxed);
                     // Marked resolved, so that a late-ply pull never visits it.
                     resolved[s as usize][i / 64].fetch_or(1 << (i % 64), Relaxed);
+                    mark_defender(s as usize, i);
                     return;
                 }
                 seeds.canonical += 1;
@@ -273,15 +288,19 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     return;
                 }
                 if escapes {
-                    return; // a capture reaches a defender win: value stays UNRESOLVED
+                    // A capture reaches a defender win: the value is final, UNRESOLVED (0), and
+                    // the zero byte means no decrement ever applies.
+                    mark_defender(s as usize, i);
+                    return;
                 }
                 let pending = in_stage.len() + usize::from(exit_max.is_some());
                 if pending == 0 {
                     defender[s as usize][i].store(1, Relaxed);
+                    mark_defender(s as usize, i);
                     seeds.stalemates.push(key);
                     return;
                 }
-                counter[s as usize][i].store(pending as u8, Relaxed);
+                defender[s as usize][i].store(pending as u8, Relaxed);
                 if let Some(m) = exit_max {
                     seeds.exit(m, key);
                 }
@@ -338,9 +357,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 attacker_final = pull_ply(game, stage, &lens, &resolved, |s, key, i| {
                     let mut found = false;
                     game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
+                        let (t, ti) = (slot(to) as usize, ti as usize);
                         found = found
-                            || defender[slot(to) as usize][ti as usize].load(Relaxed)
-                                == ply as Value;
+                            || (defender_is_final(t, ti)
+                                && defender[t][ti].load(Relaxed) == ply as Value);
                     });
                     if found {
                         attacker[s as usize][i as usize].store(next, Relaxed);
@@ -389,9 +409,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             let exit_list = std::mem::take(&mut exits[ply]);
             let decrement = |s: u32, key: u64, i: u64, out: &mut SlotLists| {
                 let i = i as usize;
-                let counter = &counter[s as usize][i];
-                if counter.load(Relaxed) != 0 && counter.fetch_sub(1, Relaxed) == 1 {
-                    defender[s as usize][i].store(next, Relaxed);
+                let cell = &defender[s as usize][i];
+                if cell.load(Relaxed) != 0 && cell.fetch_sub(1, Relaxed) == 1 {
+                    mark_defender(s as usize, i);
+                    cell.store(next, Relaxed);
                     out.push(s, key);
                 }
             };
@@ -450,7 +471,24 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         ply += 1;
     }
 
-    drop((attacker, defender, counter));
+    // Defender positions whose counter never reached zero are defender wins.
+    defender
+        .par_iter()
+        .zip(&defender_final_bit)
+        .zip(&lens)
+        .for_each(|((values, bits), &n)| {
+            for (w, word) in bits.iter().enumerate() {
+                let mut open = !word.load(Relaxed);
+                while open != 0 {
+                    let i = w * 64 + open.trailing_zeros() as usize;
+                    open &= open - 1;
+                    if (i as u64) < n {
+                        values[i].store(UNRESOLVED, Relaxed);
+                    }
+                }
+            }
+        });
+    drop((attacker, defender));
     let StageArrays {
         attacker, defender, ..
     } = arrays;
