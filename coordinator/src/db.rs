@@ -121,6 +121,33 @@ pub struct TaskRow {
     pub positions: u64,
 }
 
+/// Where a finished task spent its time (see `tasks` and the event log).
+#[derive(Clone, Debug)]
+pub struct TaskTimesRow {
+    /// Stage index.
+    pub stage: usize,
+    /// Stage name.
+    pub name: String,
+    /// Array slots (both sides).
+    pub positions: u64,
+    /// Kernel time.
+    pub compute_ms: u64,
+    /// Reading inputs.
+    pub read_ms: u64,
+    /// Encoding and writing shards.
+    pub write_ms: u64,
+    /// The worker's idle time before it got the task.
+    pub wait_ms: u64,
+    /// Input bytes read from storage.
+    pub bytes_read: u64,
+    /// Shard bytes written.
+    pub bytes_written: u64,
+    /// When the merged attempt was assigned and completed (ms since the epoch).
+    pub assigned_ms: u64,
+    /// See `assigned_ms`.
+    pub completed_ms: u64,
+}
+
 /// The database connection.
 pub struct Db {
     conn: Connection,
@@ -292,6 +319,37 @@ impl Tx<'_> {
             ],
         )?;
         Ok(())
+    }
+
+    /// Where each finished task of a job spent its time, by stage.
+    pub fn task_times(&self, job: u64) -> Result<Vec<TaskTimesRow>> {
+        let mut stmt = self.0.prepare(
+            "SELECT t.stage, t.name, t.positions, t.compute_ms, t.read_ms, t.write_ms, t.wait_ms,
+                    t.bytes_read, t.bytes_written,
+                    (SELECT MAX(at_ms) FROM events e WHERE e.job_id = t.job_id AND e.stage = t.stage AND e.kind = 'assigned'),
+                    (SELECT MAX(at_ms) FROM events e WHERE e.job_id = t.job_id AND e.stage = t.stage AND e.kind = 'completed')
+             FROM tasks t WHERE t.job_id = ?1 AND t.state = 'done' ORDER BY t.stage",
+        )?;
+        let rows = stmt.query_map([job], |r| {
+            let get = |i| {
+                r.get::<_, Option<i64>>(i)
+                    .map(|v| v.unwrap_or(0).max(0) as u64)
+            };
+            Ok(TaskTimesRow {
+                stage: r.get::<_, i64>(0)? as usize,
+                name: r.get(1)?,
+                positions: get(2)?,
+                compute_ms: get(3)?,
+                read_ms: get(4)?,
+                write_ms: get(5)?,
+                wait_ms: get(6)?,
+                bytes_read: get(7)?,
+                bytes_written: get(8)?,
+                assigned_ms: get(9)?,
+                completed_ms: get(10)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Stores the manifest record of a merged slice.

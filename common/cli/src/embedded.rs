@@ -36,6 +36,15 @@ pub struct EmbeddedOptions {
 
 /// Solves `game` (or, for `retro resume`, the job already in `opts.out`).
 pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary> {
+    run_observed(game, opts, &mut |_| {})
+}
+
+/// [`run`], showing every status the progress loop reads (every 50 ms) to `observe`.
+pub fn run_observed(
+    game: Option<Musashi>,
+    opts: &EmbeddedOptions,
+    observe: &mut dyn FnMut(&retro_proto::JobStatus),
+) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
     let has_db = out.join(DATABASE).is_file();
@@ -60,7 +69,9 @@ pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary
     let config = CoreConfig {
         data: out.clone(),
         lease: opts.lease,
-        heartbeat: (opts.lease / 5).max(Duration::from_millis(20)),
+        // Frequent heartbeats keep the progress bar (fed by them) smooth; on loopback they
+        // cost nothing.
+        heartbeat: (opts.lease / 5).clamp(Duration::from_millis(20), Duration::from_millis(200)),
         max_failures: 3,
     };
     let mut core = Core::open(config.clone())?;
@@ -124,6 +135,7 @@ pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary
             };
             let start = *at_start.get_or_insert(status.positions_done);
             crate::progress::show(&bar, &status);
+            observe(&status);
             match status.state.as_str() {
                 "done" => break Ok((status.positions, start)),
                 "running" => {}

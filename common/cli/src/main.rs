@@ -11,6 +11,7 @@ mod embedded;
 mod game_choice;
 mod probe;
 mod progress;
+mod report;
 mod solve;
 mod tables;
 mod verify;
@@ -92,6 +93,10 @@ struct BenchArgs {
     /// Which driver to time.
     #[arg(long, value_enum, default_value = "both")]
     mode: bench::BenchMode,
+    /// Instead of timing, run one cluster solve and report per task (positions/s per core,
+    /// bytes read and written) and peak RSS; write PREFIX.csv (samples) and PREFIX.png (plot).
+    #[arg(long, value_name = "PREFIX")]
+    report: Option<PathBuf>,
     /// Where the scratch output directories go (removed after each run).
     #[arg(long, value_name = "DIR", default_value = "target/bench")]
     scratch: PathBuf,
@@ -391,6 +396,24 @@ fn run(cli: Cli) -> Result<()> {
         }),
         Command::Bench(a) => {
             a.target.game()?;
+            if let Some(prefix) = &a.report {
+                let out = a.scratch.join("report-run");
+                if out.exists() {
+                    std::fs::remove_dir_all(&out)
+                        .map_err(|e| anyhow::anyhow!("cannot clear {}: {e}", out.display()))?;
+                }
+                let options = embedded::EmbeddedOptions {
+                    out: out.clone(),
+                    threads: threads(a.threads)?,
+                    workers: 2,
+                    level: a.level,
+                    quiet: true,
+                    lease: std::time::Duration::from_secs(10),
+                };
+                report::report(a.target.game()?, &options, prefix)?;
+                std::fs::remove_dir_all(&out).ok();
+                return Ok(());
+            }
             bench::bench(
                 || a.target.game().expect("checked above"),
                 a.runs.max(1),

@@ -117,3 +117,33 @@ fn a_forty_point_board_is_accepted_and_solved_in_part() {
     let verified = retro_ok(&["verify", "--out", s(&out), "--recurrence", "2000"]);
     assert!(verified.contains("recurrence: OK"), "{verified}");
 }
+
+#[test]
+fn bench_report_prints_per_task_figures_and_draws_a_plot() {
+    let dir = temp_dir("bench-report");
+    let prefix = dir.join("run");
+    let out = retro_ok(&[
+        "bench",
+        "--game",
+        "musashi33",
+        "--max-browns",
+        "5",
+        "--scratch",
+        s(&dir),
+        "--report",
+        s(&prefix),
+    ]);
+    assert!(
+        out.contains("M pos/s/core") && out.contains("browns=5"),
+        "{out}"
+    );
+    assert!(out.contains("peak RSS"), "{out}");
+    let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
+    assert!(csv.starts_with("seconds,positions_done,rss_bytes\n") && csv.lines().count() > 2);
+    let png = std::fs::read(dir.join("run.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        !dir.join("report-run").exists(),
+        "the scratch solve is removed"
+    );
+}
