@@ -10,7 +10,7 @@ use crate::task_state::{DONE, PENDING, RUNNING};
 use anyhow::{Context, Result};
 use retro_engine::{Game, Stage};
 use retro_musashi::Musashi;
-use retro_pipeline::stage::stage_positions;
+use retro_pipeline::stage::{human_bytes, stage_memory, stage_positions, task_capacity};
 use retro_pipeline::{definition, game_from_definition, job_dir, LocalStorage};
 use retro_proto as pb;
 use retro_store::SliceRecord;
@@ -74,6 +74,8 @@ pub(crate) struct JobRuntime {
     pub dir: PathBuf,
     pub storage: LocalStorage,
     pub tasks: Vec<TaskRow>,
+    /// Estimated memory of each stage's task (see `retro_pipeline::stage::stage_memory`).
+    pub memory: Vec<u64>,
     /// When this coordinator process started (or resumed) the job, and how many positions
     /// were done then: the base of positions/s and ETA.
     pub started: Instant,
@@ -102,6 +104,8 @@ impl JobRuntime {
 struct LiveWorker {
     name: String,
     last_seen: Instant,
+    /// Its memory budget: it gets only tasks whose estimate fits.
+    memory_budget: u64,
 }
 
 /// Counters exported as metrics.
@@ -173,7 +177,11 @@ impl Core {
             .with_context(|| format!("job {}", row.id))?;
         let dir = self.config.data.join(&row.dir);
         let tasks = self.db.read().tasks(row.id)?;
+        let memory = (0..game.stages().len())
+            .map(|i| stage_memory(&game, i))
+            .collect();
         let mut job = JobRuntime {
+            memory,
             stages: game.stages(),
             storage: LocalStorage::new(&dir),
             dir,
@@ -394,6 +402,7 @@ impl Core {
             LiveWorker {
                 name: req.name.clone(),
                 last_seen: Instant::now(),
+                memory_budget: req.memory_budget,
             },
         );
         Ok(id)
@@ -406,13 +415,14 @@ impl Core {
             return Ok(());
         }
         // Registered with an earlier run of this coordinator: welcome back.
-        match self.db.read().worker_name(worker)? {
-            Some(name) => {
+        match self.db.read().worker(worker)? {
+            Some((name, memory_budget)) => {
                 self.workers.insert(
                     worker,
                     LiveWorker {
                         name,
                         last_seen: Instant::now(),
+                        memory_budget,
                     },
                 );
                 Ok(())
@@ -454,13 +464,14 @@ impl Core {
     /// computed itself, then the lowest stage of the oldest job.
     pub fn poll(&mut self, worker: u64) -> Result<Option<pb::Task>, Refusal> {
         self.touch(worker)?;
+        let capacity = task_capacity(self.workers[&worker].memory_budget);
         let mut best: Option<(usize, u64, usize)> = None;
         for (&id, job) in &self.jobs {
             if job.row.state != "running" {
                 continue;
             }
             for t in &job.tasks {
-                if t.state != PENDING || !job.ready(t.stage) {
+                if t.state != PENDING || !job.ready(t.stage) || job.memory[t.stage] > capacity {
                     continue;
                 }
                 let affinity = job.stages[t.stage]
@@ -802,6 +813,17 @@ impl Core {
         Ok((id, self.jobs[&id].row.dir.clone()))
     }
 
+    /// The pending stage of job `id` that needs the most memory, with that estimate.
+    pub fn largest_pending_stage(&self, id: u64) -> Result<Option<(usize, u64)>> {
+        let job = self.jobs.get(&id).context("job not loaded")?;
+        Ok(job
+            .tasks
+            .iter()
+            .filter(|t| t.state != DONE)
+            .map(|t| (t.stage, job.memory[t.stage]))
+            .max_by_key(|&(_, m)| m))
+    }
+
     /// Status of one job (any job in the database).
     pub fn status(&self, id: u64) -> Result<pb::JobStatus, Refusal> {
         if let Some(job) = self.jobs.get(&id) {
@@ -875,9 +897,31 @@ impl Core {
             -1.0
         };
         let live = self.live_workers();
+        let largest_capacity = self
+            .workers
+            .values()
+            .filter(|w| w.last_seen.elapsed() < self.config.lease)
+            .map(|w| task_capacity(w.memory_budget))
+            .max()
+            .unwrap_or(0);
+        let smallest_ready = job
+            .tasks
+            .iter()
+            .filter(|t| t.state == PENDING && job.ready(t.stage))
+            .map(|t| job.memory[t.stage])
+            .min();
         let note = if job.row.state == "running" && live == 0 {
             "waiting for a worker: none is connected (start one with `worker --coordinator URL`)"
                 .to_string()
+        } else if job.row.state == "running"
+            && !job.tasks.iter().any(|t| t.state == RUNNING)
+            && smallest_ready.is_some_and(|need| need > largest_capacity)
+        {
+            format!(
+                "waiting for a worker with a larger memory budget: the next task needs about {} to run, live workers offer at most {} (three quarters of --memory-budget)",
+                human_bytes(smallest_ready.unwrap_or(0)),
+                human_bytes(largest_capacity)
+            )
         } else {
             job.row.note.clone()
         };

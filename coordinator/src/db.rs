@@ -388,13 +388,15 @@ impl Tx<'_> {
         Ok(self.0.last_insert_rowid() as u64)
     }
 
-    /// A registered worker's name.
-    pub fn worker_name(&self, id: u64) -> Result<Option<String>> {
+    /// A registered worker's name and memory budget.
+    pub fn worker(&self, id: u64) -> Result<Option<(String, u64)>> {
         Ok(self
             .0
-            .query_row("SELECT name FROM workers WHERE id = ?1", [id as i64], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT name, memory_budget FROM workers WHERE id = ?1",
+                [id as i64],
+                |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
+            )
             .optional()?)
     }
 

@@ -61,6 +61,7 @@ pub fn bench(
                         level,
                         quiet: true,
                         lease: Duration::from_secs(10),
+                        memory_budget: retro_worker::cli::machine_memory(),
                     },
                 )?
             } else {
@@ -69,6 +70,7 @@ pub fn bench(
                     threads,
                     level,
                     quiet: true,
+                    memory_budget: retro_worker::cli::machine_memory(),
                 };
                 in_process::run(make_game(), &opts)?
             };

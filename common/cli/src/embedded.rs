@@ -32,6 +32,13 @@ pub struct EmbeddedOptions {
     pub quiet: bool,
     /// Lease of a task (a silent worker loses it after this long).
     pub lease: Duration,
+    /// Memory the whole solve may use; shared equally by the workers.
+    pub memory_budget: u64,
+}
+
+/// What a worker with `budget` bytes may spend on one task (the rest is its cache).
+fn worker_capacity(budget: u64) -> u64 {
+    retro_pipeline::stage::task_capacity(budget)
 }
 
 /// Solves `game` (or, for `retro resume`, the job already in `opts.out`).
@@ -84,6 +91,28 @@ pub fn run_observed(
             (core.ensure_embedded_job(&game, level)?, game)
         }
     };
+    // Workers split the budget; each must fit the largest remaining stage (and its cache).
+    let largest = core.largest_pending_stage(job)?;
+    let mut workers = opts.workers.max(1);
+    while workers > 1
+        && largest
+            .is_some_and(|(_, need)| need > worker_capacity(opts.memory_budget / workers as u64))
+    {
+        workers -= 1;
+    }
+    if let Some((stage, need)) = largest {
+        if need > worker_capacity(opts.memory_budget) {
+            bail!(
+                "{}",
+                retro_pipeline::stage::too_large(
+                    &game,
+                    stage,
+                    opts.memory_budget,
+                    worker_capacity(opts.memory_budget)
+                )
+            );
+        }
+    }
     let token: String = format!("{:032x}", rand::random::<u128>());
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
@@ -107,8 +136,8 @@ pub fn run_observed(
         .await?;
         let url = format!("http://{}", coordinator.addr);
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
-        let budget = retro_worker::cli::machine_memory() / opts.workers.max(1) as u64;
-        let workers: Vec<_> = (0..opts.workers)
+        let budget = opts.memory_budget / workers as u64;
+        let workers: Vec<_> = (0..workers)
             .map(|i| {
                 tokio::spawn(retro_worker::run(
                     retro_worker::WorkerOptions {

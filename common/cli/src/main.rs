@@ -136,11 +136,12 @@ impl TargetArgs {
 /// Prints what a solve did and the start position's value.
 fn print_summary(summary: &solve::SolveSummary, out: &std::path::Path) -> Result<()> {
     outln!(
-        "Solved {} positions (array slots, both sides) into {} in {:.2} s ({:.1} M positions/s).",
+        "Solved {} positions (array slots, both sides) into {} in {:.2} s ({:.1} M positions/s), peak RSS {} MiB.",
         summary.solved_positions,
         out.display(),
         summary.seconds,
-        summary.solved_positions as f64 / summary.seconds / 1e6
+        summary.solved_positions as f64 / summary.seconds / 1e6,
+        bench::peak_rss_bytes().unwrap_or(0) >> 20
     );
     outln!("{}", summary.start);
     Ok(())
@@ -196,6 +197,10 @@ struct SolveArgs {
     /// Milliseconds a worker may stay silent before its task goes to another.
     #[arg(long, value_name = "MS", default_value_t = 10_000, hide = true)]
     lease_ms: u64,
+    /// Memory the solve may use, e.g. 12GiB [default: the machine's RAM]. Stages run side by
+    /// side only when they fit together; a stage that cannot fit alone is refused up front.
+    #[arg(long, value_name = "BYTES", value_parser = retro_worker::cli::parse_bytes)]
+    memory_budget: Option<u64>,
 }
 
 #[derive(Args)]
@@ -211,6 +216,9 @@ struct ResumeArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Memory the solve may use [default: the machine's RAM].
+    #[arg(long, value_name = "BYTES", value_parser = retro_worker::cli::parse_bytes)]
+    memory_budget: Option<u64>,
 }
 
 #[derive(Args)]
@@ -292,12 +300,16 @@ fn run(cli: Cli) -> Result<()> {
         Command::Solve(a) => {
             let game = a.target.game()?;
             let threads = threads(a.threads)?;
+            let budget = a
+                .memory_budget
+                .unwrap_or_else(retro_worker::cli::machine_memory);
             let summary = if a.in_process {
                 let options = solve::SolveOptions {
                     out: a.out.clone(),
                     threads,
                     level: a.level,
                     quiet: a.quiet,
+                    memory_budget: budget,
                 };
                 solve::run(game, &options)?
             } else {
@@ -308,6 +320,7 @@ fn run(cli: Cli) -> Result<()> {
                     level: a.level,
                     quiet: a.quiet,
                     lease: std::time::Duration::from_millis(a.lease_ms.max(100)),
+                    memory_budget: budget,
                 };
                 embedded::run(Some(game), &options)?
             };
@@ -322,6 +335,9 @@ fn run(cli: Cli) -> Result<()> {
                 level: 3,
                 quiet: a.quiet,
                 lease: std::time::Duration::from_secs(10),
+                memory_budget: a
+                    .memory_budget
+                    .unwrap_or_else(retro_worker::cli::machine_memory),
             };
             let summary = embedded::run(None, &options)?;
             print_summary(&summary, &a.dir)
@@ -409,6 +425,7 @@ fn run(cli: Cli) -> Result<()> {
                     level: a.level,
                     quiet: true,
                     lease: std::time::Duration::from_secs(10),
+                    memory_budget: retro_worker::cli::machine_memory(),
                 };
                 report::report(a.target.game()?, &options, prefix)?;
                 std::fs::remove_dir_all(&out).ok();

@@ -8,7 +8,7 @@
 //! solve needs them.
 
 use crate::tables::Tables;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use retro_engine::{ByteArray, Game};
@@ -16,7 +16,7 @@ use retro_musashi::counts::format_count_table;
 use retro_musashi::values::describe;
 use retro_musashi::{Musashi, Position};
 use retro_pipeline::counts::count_rows_from_manifest;
-use retro_pipeline::stage::{compute_stage, stage_positions};
+use retro_pipeline::stage::{compute_stage, stage_memory, stage_positions, too_large};
 use retro_pipeline::{job_dir, Finals, COUNTS_FILE};
 use retro_store::{write_atomic, Manifest};
 use std::path::{Path, PathBuf};
@@ -34,6 +34,9 @@ pub struct SolveOptions {
     pub level: i32,
     /// Hide the progress bar.
     pub quiet: bool,
+    /// Bytes the solve may use: two stages run at once only if both fit; a stage that cannot
+    /// fit alone is refused before anything starts.
+    pub memory_budget: u64,
 }
 
 /// What a finished solve reports.
@@ -59,6 +62,13 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
     let mut manifest = job_dir::prepare(out, &game, &[])?;
     let stages = game.stages();
     let done = job_dir::check_finished(out, &game, &mut manifest);
+    let memory: Vec<u64> = (0..stages.len()).map(|i| stage_memory(&game, i)).collect();
+    if let Some(i) = (0..stages.len()).find(|&i| !done[i] && memory[i] > opts.memory_budget) {
+        bail!(
+            "{}",
+            too_large(&game, i, opts.memory_budget, opts.memory_budget)
+        );
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
@@ -84,6 +94,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         done,
         finals: Finals::empty(game.slice_count()).0,
         readers,
+        running_memory: 0,
         solved_positions: 0,
         error: None,
     });
@@ -92,7 +103,9 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
     std::thread::scope(|scope| {
         for _ in 0..parallel_stages {
             scope.spawn(|| {
-                if let Err(e) = stage_worker(&game, &stages, opts, &pool, &bar, &state, &wake) {
+                if let Err(e) =
+                    stage_worker(&game, &stages, &memory, opts, &pool, &bar, &state, &wake)
+                {
                     let mut st = state.lock().expect("schedule lock");
                     st.error.get_or_insert(e);
                     wake.notify_all();
@@ -122,6 +135,8 @@ struct Schedule {
     running: Vec<bool>,
     finals: Vec<Option<Arc<ByteArray>>>,
     readers: Vec<usize>,
+    /// Estimated bytes of the stages running now.
+    running_memory: u64,
     solved_positions: u64,
     error: Option<anyhow::Error>,
 }
@@ -131,6 +146,7 @@ struct Schedule {
 fn stage_worker(
     game: &Musashi,
     stages: &[retro_engine::Stage],
+    memory: &[u64],
     opts: &SolveOptions,
     pool: &rayon::ThreadPool,
     bar: &ProgressBar,
@@ -146,10 +162,14 @@ fn stage_worker(
                 return Ok(());
             }
             let ready = (0..stages.len()).find(|&i| {
-                !st.done[i] && !st.running[i] && stages[i].depends_on.iter().all(|&d| st.done[d])
+                !st.done[i]
+                    && !st.running[i]
+                    && stages[i].depends_on.iter().all(|&d| st.done[d])
+                    && st.running_memory + memory[i] <= opts.memory_budget
             });
             if let Some(i) = ready {
                 st.running[i] = true;
+                st.running_memory += memory[i];
                 let mut to_load = Vec::new();
                 for &d in &stages[i].depends_on {
                     for &s in &stages[d].slices {
@@ -204,6 +224,7 @@ fn stage_worker(
         st.manifest.slices.sort_by_key(|r| r.id);
         st.done[i] = true;
         st.running[i] = false;
+        st.running_memory -= memory[i];
         st.manifest.complete = st.done.iter().all(|&d| d);
         st.manifest.save(out)?;
         st.solved_positions += stage_slots;

@@ -147,3 +147,60 @@ fn bench_report_prints_per_task_figures_and_draws_a_plot() {
         "the scratch solve is removed"
     );
 }
+
+/// The peak RSS `retro solve` reports on its summary line, in MiB.
+fn reported_peak_mib(stdout: &str) -> u64 {
+    let tail = stdout
+        .split("peak RSS ")
+        .nth(1)
+        .expect("summary reports peak RSS");
+    tail.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn solves_stay_within_the_memory_budget_or_refuse_up_front() {
+    let dir = temp_dir("memory-budget");
+    for mode in [&[][..], &["--in-process"][..]] {
+        // Fits: peak RSS within the budget + 10%.
+        let out = dir.join(format!("fits{}", mode.len()));
+        let mut args = vec![
+            "solve",
+            "--quiet",
+            "--game",
+            "musashi33",
+            "--max-browns",
+            "7",
+        ];
+        args.extend_from_slice(&["--memory-budget", "1GiB", "--out", s(&out)]);
+        args.extend_from_slice(mode);
+        let stdout = retro_ok(&args);
+        let peak = reported_peak_mib(&stdout);
+        assert!(peak <= 1126, "peak RSS {peak} MiB exceeds 1 GiB + 10%");
+        // Cannot fit: one clear line before any work, naming the stage.
+        let out = dir.join(format!("refused{}", mode.len()));
+        let mut args = vec![
+            "solve",
+            "--quiet",
+            "--game",
+            "musashi33",
+            "--max-browns",
+            "8",
+        ];
+        args.extend_from_slice(&["--memory-budget", "300MiB", "--out", s(&out)]);
+        args.extend_from_slice(mode);
+        let e = retro_err(&args);
+        assert!(
+            e.contains("needs about") && e.contains("memory budget is 300 MiB"),
+            "{e}"
+        );
+        assert!(!out.join("browns08-black00.tbl").exists());
+    }
+    let e = retro_err(&[
+        "solve",
+        "--memory-budget",
+        "lots",
+        "--out",
+        s(&dir.join("x")),
+    ]);
+    assert!(e.contains("lots"), "{e}");
+}

@@ -280,3 +280,26 @@ fn tls_coordinator_serves_tls_clients_and_refuses_plain_text() {
     );
     assert_same_results(&want, &cluster.job_dir(1));
 }
+
+#[test]
+fn tasks_go_only_to_workers_whose_memory_budget_fits() {
+    let want = reference("board33-6", &BOARD33_6);
+    let dir = temp_dir("small-worker");
+    let cluster = Cluster::new(&dir, 2_000);
+    let _coordinator = cluster.start_coordinator();
+    let _small = cluster.start_worker_with(
+        "small",
+        1,
+        &cluster.url(),
+        &["--memory-budget".into(), "40MiB".into()],
+    );
+    let job = cluster.submit(&BOARD33_6);
+    wait_until(Duration::from_secs(60), "the small worker is stuck", || {
+        let text = String::from_utf8_lossy(&cluster.client("status", &[&job.to_string()]).stdout)
+            .to_string();
+        text.contains("waiting for a worker with a larger memory budget")
+    });
+    let _big = cluster.start_worker("big", 1);
+    cluster.wait_done(job, Duration::from_secs(120));
+    assert_same_results(&want, &cluster.job_dir(job));
+}

@@ -149,3 +149,59 @@ fn histogram(values: &[u8]) -> BTreeMap<u8, u64> {
 pub fn stage_positions(game: &Musashi, stage: &retro_engine::Stage) -> u64 {
     2 * stage.slices.iter().map(|&s| game.slice_len(s)).sum::<u64>()
 }
+
+/// Bytes per array slot per side that solving a stage holds at its peak: one byte of attacker
+/// value, one of defender counter-then-value, two bitmaps, the frontiers and the scheduled exits.
+/// Measured: 5.9 on BOARD31 up to 10 browns (peak RSS over slots), rounded up.
+pub const PEAK_BYTES_PER_SLOT: u64 = 6;
+
+/// Fixed overhead of a process solving a stage (code, thread stacks, buffers).
+pub const BASE_BYTES: u64 = 64 << 20;
+
+/// An estimate of the memory solving stage `stage` needs: its arrays and lists, plus the
+/// brown-to-move values of the stages it reads. Used to decide what runs at the same time
+/// within a memory budget, and to refuse up front what cannot fit.
+pub fn stage_memory(game: &Musashi, stage: usize) -> u64 {
+    let stages = game.stages();
+    let per_side = |i: usize| stage_positions(game, &stages[i]) / 2;
+    per_side(stage) * PEAK_BYTES_PER_SLOT
+        + stages[stage]
+            .depends_on
+            .iter()
+            .map(|&d| per_side(d))
+            .sum::<u64>()
+        + BASE_BYTES
+}
+
+/// What a worker with a memory budget of `budget` bytes may spend on one task: three quarters
+/// (the last quarter holds its cache of final values).
+pub fn task_capacity(budget: u64) -> u64 {
+    budget - budget / 4
+}
+
+/// `bytes` for messages: "1.5 GiB".
+pub fn human_bytes(bytes: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    if bytes as f64 >= GIB {
+        format!("{:.1} GiB", bytes as f64 / GIB)
+    } else {
+        format!("{:.0} MiB", bytes as f64 / MIB)
+    }
+}
+
+/// The refusal when stage `stage` cannot fit: `usable` of the `budget` bytes can go to one
+/// stage.
+pub fn too_large(game: &Musashi, stage: usize, budget: u64, usable: u64) -> String {
+    let share = if usable < budget {
+        format!(" ({} of it for one stage)", human_bytes(usable))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} needs about {} but the memory budget is {}{share}; solving one stage out of core is not built yet (see docs/design-supersteps.md): raise --memory-budget or lower --max-browns",
+        game.stages()[stage].name,
+        human_bytes(stage_memory(game, stage)),
+        human_bytes(budget),
+    )
+}
