@@ -94,6 +94,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         done,
         finals: Finals::empty(game.slice_count()).0,
         readers,
+        memory,
         running_memory: 0,
         solved_positions: 0,
         error: None,
@@ -103,9 +104,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
     std::thread::scope(|scope| {
         for _ in 0..parallel_stages {
             scope.spawn(|| {
-                if let Err(e) =
-                    stage_worker(&game, &stages, &memory, opts, &pool, &bar, &state, &wake)
-                {
+                if let Err(e) = stage_worker(&game, &stages, opts, &pool, &bar, &state, &wake) {
                     let mut st = state.lock().expect("schedule lock");
                     st.error.get_or_insert(e);
                     wake.notify_all();
@@ -135,6 +134,8 @@ struct Schedule {
     running: Vec<bool>,
     finals: Vec<Option<Arc<ByteArray>>>,
     readers: Vec<usize>,
+    /// Estimated bytes each stage needs while it is solved.
+    memory: Vec<u64>,
     /// Estimated bytes of the stages running now.
     running_memory: u64,
     solved_positions: u64,
@@ -146,7 +147,6 @@ struct Schedule {
 fn stage_worker(
     game: &Musashi,
     stages: &[retro_engine::Stage],
-    memory: &[u64],
     opts: &SolveOptions,
     pool: &rayon::ThreadPool,
     bar: &ProgressBar,
@@ -165,11 +165,11 @@ fn stage_worker(
                 !st.done[i]
                     && !st.running[i]
                     && stages[i].depends_on.iter().all(|&d| st.done[d])
-                    && st.running_memory + memory[i] <= opts.memory_budget
+                    && st.running_memory + st.memory[i] <= opts.memory_budget
             });
             if let Some(i) = ready {
                 st.running[i] = true;
-                st.running_memory += memory[i];
+                st.running_memory += st.memory[i];
                 let mut to_load = Vec::new();
                 for &d in &stages[i].depends_on {
                     for &s in &stages[d].slices {
@@ -224,7 +224,7 @@ fn stage_worker(
         st.manifest.slices.sort_by_key(|r| r.id);
         st.done[i] = true;
         st.running[i] = false;
-        st.running_memory -= memory[i];
+        st.running_memory -= st.memory[i];
         st.manifest.complete = st.done.iter().all(|&d| d);
         st.manifest.save(out)?;
         st.solved_positions += stage_slots;
