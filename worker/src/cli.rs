@@ -68,7 +68,6 @@ pub async fn run_cli(args: WorkerArgs) -> Result<()> {
             name,
             threads,
             memory_budget: args.memory_budget.unwrap_or_else(machine_memory),
-            pool: None,
             tls_ca: match &args.tls_ca {
                 Some(path) => Some(retro_coordinator::cli::read_file(path)?),
                 None => None,

@@ -40,12 +40,10 @@ pub struct WorkerOptions {
     pub token: String,
     /// Name shown in the coordinator's logs and status.
     pub name: String,
-    /// Compute threads (ignored when `pool` is given).
+    /// Compute threads (the worker's own rayon pool).
     pub threads: usize,
     /// Bytes this worker may use; a quarter goes to the cache of final values.
     pub memory_budget: u64,
-    /// A thread pool to compute on (embedded workers share one); else one of `threads`.
-    pub pool: Option<Arc<rayon::ThreadPool>>,
     /// Connect with TLS, trusting this CA certificate (PEM).
     pub tls_ca: Option<Vec<u8>>,
 }
@@ -91,16 +89,13 @@ fn transient(status: &tonic::Status) -> bool {
 /// token, protocol mismatch, bad URL).
 pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Result<()> {
     let mut client = client(&options)?;
-    let pool = match &options.pool {
-        Some(p) => p.clone(),
-        None => Arc::new(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(options.threads)
-                .thread_name(|i| format!("compute-{i}"))
-                .build()
-                .context("cannot start compute threads")?,
-        ),
-    };
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads)
+            .thread_name(|i| format!("compute-{i}"))
+            .build()
+            .context("cannot start compute threads")?,
+    );
     let cache = Arc::new(Mutex::new(FinalsCache::new(options.memory_budget / 4)));
     let mut backoff = Backoff::default();
     'register: loop {

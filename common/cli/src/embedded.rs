@@ -2,9 +2,12 @@
 //! gRPC over loopback, on the output directory as the job directory.
 //!
 //! This is the cluster pipeline in miniature (same services, same shards, same merge), so that
-//! what runs on one machine is what runs on many. The workers share one rayon pool of
-//! `--threads`, so two tasks in flight (Musashi's even and odd brown counts are independent)
-//! split the cores between them instead of oversubscribing.
+//! what runs on one machine is what runs on many. Each worker has its own rayon pool of
+//! `--threads`: two tasks in flight (Musashi's even and odd brown counts are independent) then
+//! share the cores through the OS scheduler. One shared pool would be slower on big boards: a
+//! thread waiting inside one task's parallel loop steals long work items of the other task, so a
+//! small stage on the critical chain can wait minutes behind a large one (measured on BOARD33
+//! up to 10 browns: a 36 M-position stage took 103 s instead of ~3 s).
 
 use crate::solve::{start_value, SolveSummary};
 use anyhow::{bail, Context, Result};
@@ -14,7 +17,6 @@ use retro_coordinator::server::{start_with, CoordinatorOptions};
 use retro_musashi::Musashi;
 use retro_pipeline::job_dir;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::info;
 
@@ -114,13 +116,6 @@ pub fn run_observed(
         }
     }
     let token: String = format!("{:032x}", rand::random::<u128>());
-    let pool = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.threads)
-            .thread_name(|i| format!("compute-{i}"))
-            .build()
-            .context("cannot start compute threads")?,
-    );
     let bar = crate::progress::positions_bar(opts.quiet);
     let result: Result<(u64, u64)> = runtime.block_on(async {
         let coordinator = start_with(
@@ -146,7 +141,6 @@ pub fn run_observed(
                         name: format!("embedded-{}", i + 1),
                         threads: opts.threads,
                         memory_budget: budget,
-                        pool: Some(pool.clone()),
                         tls_ca: None,
                     },
                     stop.clone(),

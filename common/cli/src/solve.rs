@@ -69,10 +69,16 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
             too_large(&game, i, opts.memory_budget, opts.memory_budget)
         );
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads)
-        .build()
-        .context("cannot start worker threads")?;
+    // One pool per stage in flight (see `embedded` for why the two do not share one).
+    let parallel_stages = if opts.threads > 1 { 2 } else { 1 };
+    let pools = (0..parallel_stages)
+        .map(|_| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(opts.threads)
+                .build()
+                .context("cannot start worker threads")
+        })
+        .collect::<Result<Vec<_>>>()?;
     let slots = |i: usize| stage_positions(&game, &stages[i]) / 2;
     let total_slots: u64 = (0..stages.len()).map(|i| 2 * slots(i)).sum();
     let bar = crate::progress::positions_bar(opts.quiet);
@@ -100,11 +106,11 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         error: None,
     });
     let wake = Condvar::new();
-    let parallel_stages = if opts.threads > 1 { 2 } else { 1 };
     std::thread::scope(|scope| {
-        for _ in 0..parallel_stages {
-            scope.spawn(|| {
-                if let Err(e) = stage_worker(&game, &stages, opts, &pool, &bar, &state, &wake) {
+        for pool in &pools {
+            let (game, stages, bar, state, wake) = (&game, &stages, &bar, &state, &wake);
+            scope.spawn(move || {
+                if let Err(e) = stage_worker(game, stages, opts, pool, bar, state, wake) {
                     let mut st = state.lock().expect("schedule lock");
                     st.error.get_or_insert(e);
                     wake.notify_all();
