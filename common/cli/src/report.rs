@@ -136,15 +136,19 @@ fn print_tasks(tasks: &[TaskTimesRow], threads: usize) -> Result<()> {
     Ok(())
 }
 
-/// Throughput (over 1 s windows) and resident memory against time, one panel each.
+/// Throughput and resident memory against time, one panel each. Throughput is averaged over
+/// windows of 1/60 of the run (at least 1 s): the kernel reports progress once per ply, and a
+/// ply of a large stage takes seconds.
 fn draw(samples: &[Sample], path: &Path, title: &str) -> Result<()> {
     static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
     // Registering twice (a second report in one process) is harmless.
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    let end = samples.last().map_or(1.0, |s| s.seconds).max(1.0);
+    let window = (end / 60.0).max(1.0);
     let mut rate = Vec::new();
     let mut j = 0;
     for (i, s) in samples.iter().enumerate() {
-        while samples[j].seconds < s.seconds - 1.0 {
+        while samples[j].seconds < s.seconds - window {
             j += 1;
         }
         if i > j {
@@ -155,7 +159,6 @@ fn draw(samples: &[Sample], path: &Path, title: &str) -> Result<()> {
             ));
         }
     }
-    let end = samples.last().map_or(1.0, |s| s.seconds).max(1.0);
     let top_rate = rate.iter().map(|r| r.1).fold(1.0, f64::max) * 1.1;
     let top_rss = samples.iter().map(|s| s.rss).max().unwrap_or(1) as f64 / (1 << 20) as f64 * 1.1;
     let root = BitMapBackend::new(path, (1000, 700)).into_drawing_area();
