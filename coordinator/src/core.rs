@@ -220,15 +220,7 @@ impl Core {
             task.reopen()?;
             self.db.transaction(|tx| {
                 tx.delete_stage_slices(id, stage)?;
-                tx.update_task(id, &task)?;
-                tx.event(
-                    Some(id),
-                    Some(stage),
-                    Some(task.attempt),
-                    None,
-                    "table_damaged",
-                    &why,
-                )
+                tx.record_task(id, &task, task.attempt, None, "table_damaged", &why)
             })?;
             self.jobs.get_mut(&id).expect("loaded").tasks[stage] = task;
         }
@@ -490,15 +482,7 @@ impl Core {
         let mut task = self.jobs[&id].tasks[stage].clone();
         task.assign(worker)?;
         self.db.transaction(|tx| {
-            tx.update_task(id, &task)?;
-            tx.event(
-                Some(id),
-                Some(stage),
-                Some(task.attempt),
-                Some(worker),
-                "assigned",
-                "",
-            )
+            tx.record_task(id, &task, task.attempt, Some(worker), "assigned", "")
         })?;
         self.leases
             .insert((id, stage), Instant::now() + self.config.lease);
@@ -584,11 +568,10 @@ impl Core {
                 let mut released = task.clone();
                 released.release()?;
                 self.db.transaction(|tx| {
-                    tx.update_task(id, &released)?;
-                    tx.event(
-                        Some(id),
-                        Some(stage),
-                        Some(req.attempt),
+                    tx.record_task(
+                        id,
+                        &released,
+                        req.attempt,
                         Some(req.worker_id),
                         "shards_refused",
                         &why,
@@ -608,7 +591,6 @@ impl Core {
             for r in &records {
                 tx.put_slice(id, r.id, r.stage, &serde_json::to_string(r)?)?;
             }
-            tx.update_task(id, &finished)?;
             tx.set_task_times(
                 id,
                 stage,
@@ -621,10 +603,10 @@ impl Core {
                     times.bytes_written,
                 ],
             )?;
-            tx.event(
-                Some(id),
-                Some(stage),
-                Some(req.attempt),
+            tx.record_task(
+                id,
+                &finished,
+                req.attempt,
                 Some(req.worker_id),
                 "completed",
                 &format!(
@@ -680,11 +662,10 @@ impl Core {
         let fatal = !req.retryable || task.failures >= self.config.max_failures;
         warn!(job = id, stage = %task.name, attempt = req.attempt, worker = req.worker_id, retryable = req.retryable, "task failed: {}", req.reason);
         self.db.transaction(|tx| {
-            tx.update_task(id, &task)?;
-            tx.event(
-                Some(id),
-                Some(stage),
-                Some(req.attempt),
+            tx.record_task(
+                id,
+                &task,
+                req.attempt,
                 Some(req.worker_id),
                 "failed",
                 &req.reason,
@@ -729,15 +710,7 @@ impl Core {
             task.release()?;
             warn!(job = id, stage = %task.name, attempt = task.attempt, ?worker, "lease expired: the worker is silent; the task goes back to the queue");
             self.db.transaction(|tx| {
-                tx.update_task(id, &task)?;
-                tx.event(
-                    Some(id),
-                    Some(stage),
-                    Some(task.attempt),
-                    worker,
-                    "lease_expired",
-                    "",
-                )
+                tx.record_task(id, &task, task.attempt, worker, "lease_expired", "")
             })?;
             job.tasks[stage] = task;
         }

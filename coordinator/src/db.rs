@@ -302,6 +302,28 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Stores a task's new state and logs the event that caused it (in the caller's
+    /// transaction): every task transition goes through here.
+    pub fn record_task(
+        &self,
+        job: u64,
+        task: &TaskRow,
+        attempt: u32,
+        worker: Option<u64>,
+        kind: &str,
+        detail: &str,
+    ) -> Result<()> {
+        self.update_task(job, task)?;
+        self.event(
+            Some(job),
+            Some(task.stage),
+            Some(attempt),
+            worker,
+            kind,
+            detail,
+        )
+    }
+
     /// Records where a finished task's time went: compute, read, write and wait ms, bytes
     /// read and written.
     pub fn set_task_times(&self, job: u64, stage: usize, times: [u64; 6]) -> Result<()> {

@@ -161,34 +161,33 @@ fn reported_peak_mib(stdout: &str) -> u64 {
 fn solves_stay_within_the_memory_budget_or_refuse_up_front() {
     let dir = temp_dir("memory-budget");
     for mode in [&[][..], &["--in-process"][..]] {
+        let args = |browns: &str, budget: &str, out: &std::path::Path| -> Vec<String> {
+            let mut args: Vec<String> = ["solve", "--quiet", "--game", "musashi33"]
+                .into_iter()
+                .map(String::from)
+                .collect();
+            for a in [
+                "--max-browns",
+                browns,
+                "--memory-budget",
+                budget,
+                "--out",
+                s(out),
+            ] {
+                args.push(a.to_string());
+            }
+            args.extend(mode.iter().map(|m| m.to_string()));
+            args
+        };
+        let run_ok = |v: Vec<String>| retro_ok(&v.iter().map(String::as_str).collect::<Vec<_>>());
+        let run_err = |v: Vec<String>| retro_err(&v.iter().map(String::as_str).collect::<Vec<_>>());
         // Fits: peak RSS within the budget + 10%.
-        let out = dir.join(format!("fits{}", mode.len()));
-        let mut args = vec![
-            "solve",
-            "--quiet",
-            "--game",
-            "musashi33",
-            "--max-browns",
-            "7",
-        ];
-        args.extend_from_slice(&["--memory-budget", "1GiB", "--out", s(&out)]);
-        args.extend_from_slice(mode);
-        let stdout = retro_ok(&args);
+        let stdout = run_ok(args("7", "1GiB", &dir.join(format!("fits{}", mode.len()))));
         let peak = reported_peak_mib(&stdout);
         assert!(peak <= 1126, "peak RSS {peak} MiB exceeds 1 GiB + 10%");
         // Cannot fit: one clear line before any work, naming the stage.
         let out = dir.join(format!("refused{}", mode.len()));
-        let mut args = vec![
-            "solve",
-            "--quiet",
-            "--game",
-            "musashi33",
-            "--max-browns",
-            "8",
-        ];
-        args.extend_from_slice(&["--memory-budget", "300MiB", "--out", s(&out)]);
-        args.extend_from_slice(mode);
-        let e = retro_err(&args);
+        let e = run_err(args("8", "300MiB", &out));
         assert!(
             e.contains("needs about") && e.contains("memory budget is 300 MiB"),
             "{e}"
