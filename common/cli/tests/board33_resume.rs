@@ -5,7 +5,6 @@
 mod support;
 
 use rand::{Rng, SeedableRng};
-use std::process::Command;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -33,22 +32,10 @@ fn board33_killed_three_times_at_random_resumes_to_identical_tables() {
     println!("kill-time seed {seed}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let dir = temp_dir("b33-resume").join("out");
-    let mut kills = 0;
-    for _ in 0..3 {
-        let delay = rng.gen_range(0.05..0.8) * solve_time.as_secs_f64() / 3.0;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
-            .args(args)
-            .arg(&dir)
-            .env("RETRO_LOG", "warn")
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_secs_f64(delay));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            kills += 1;
-        }
-        child.wait().unwrap();
-    }
+    let delays: Vec<Duration> = (0..3)
+        .map(|_| Duration::from_secs_f64(rng.gen_range(0.05..0.8) * solve_time.as_secs_f64() / 3.0))
+        .collect();
+    let kills = kill_after(&args, &dir, &delays);
     assert_eq!(
         kills, 3,
         "seed {seed}: the solve ended before it was killed three times"

@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 use support::*;
 
@@ -18,21 +17,8 @@ fn killed_solves_resume_to_identical_tables() {
 
     let dir = temp_dir("kill-resumed").join("out");
     // Kill at several moments: very early (before the first stage ends), mid-run, later.
-    let mut kills = 0;
-    for delay_ms in [30u64, 700, 1500, 2500] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
-            .args(args)
-            .arg(&dir)
-            .env("RETRO_LOG", "warn")
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            kills += 1;
-        }
-        child.wait().unwrap();
-    }
+    let delays = [30u64, 700, 1500, 2500].map(Duration::from_millis);
+    let kills = kill_after(&args, &dir, &delays);
     assert!(
         kills >= 2,
         "the solve finished before it could be killed twice"

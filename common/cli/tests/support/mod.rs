@@ -128,3 +128,24 @@ pub fn assert_same_results(want: &Path, have: &Path) {
         );
     }
 }
+
+/// Starts `retro <args> <out>` once per delay and SIGKILLs it after that delay (unless it has
+/// already finished); returns how many runs were killed.
+pub fn kill_after(args: &[&str], out: &Path, delays: &[std::time::Duration]) -> usize {
+    let mut kills = 0;
+    for &delay in delays {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
+            .args(args)
+            .arg(out)
+            .env("RETRO_LOG", "warn")
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+    }
+    kills
+}
