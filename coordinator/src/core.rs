@@ -10,7 +10,7 @@ use crate::task_state::{DONE, PENDING, RUNNING};
 use anyhow::{Context, Result};
 use retro_engine::{Game, Stage};
 use retro_musashi::Musashi;
-use retro_pipeline::stage::{human_bytes, stage_memory, stage_positions, task_capacity};
+use retro_pipeline::stage::{human_bytes, stage_min_memory, stage_positions, task_capacity};
 use retro_pipeline::{definition, game_from_definition, job_dir, LocalStorage};
 use retro_proto as pb;
 use retro_store::SliceRecord;
@@ -74,7 +74,8 @@ pub(crate) struct JobRuntime {
     pub dir: PathBuf,
     pub storage: LocalStorage,
     pub tasks: Vec<TaskRow>,
-    /// Estimated memory of each stage's task (see `retro_pipeline::stage::stage_memory`).
+    /// The least memory each stage's task needs, out of core if need be (see
+    /// `retro_pipeline::stage::stage_min_memory`).
     pub memory: Vec<u64>,
     /// When this coordinator process started (or resumed) the job, and how many positions
     /// were done then: the base of positions/s and ETA.
@@ -178,7 +179,7 @@ impl Core {
         let dir = self.config.data.join(&row.dir);
         let tasks = self.db.read().tasks(row.id)?;
         let memory = (0..game.stages().len())
-            .map(|i| stage_memory(&game, i))
+            .map(|i| stage_min_memory(&game, i))
             .collect();
         let mut job = JobRuntime {
             memory,

@@ -27,6 +27,10 @@ pub struct WorkerArgs {
     /// Name in the coordinator's logs [default: host:pid].
     #[arg(long)]
     pub name: Option<String>,
+    /// Directory for scratch files of stages solved out of core (on a local disk) [default:
+    /// the job directory's scratch/].
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
 }
 
 /// Parses sizes like `512MiB`, `12GiB`, `1000000`.
@@ -72,6 +76,7 @@ pub async fn run_cli(args: WorkerArgs) -> Result<()> {
                 Some(path) => Some(retro_coordinator::cli::read_file(path)?),
                 None => None,
             },
+            scratch: args.scratch,
         },
         stop,
     ));

@@ -46,6 +46,9 @@ pub struct WorkerOptions {
     pub memory_budget: u64,
     /// Connect with TLS, trusting this CA certificate (PEM).
     pub tls_ca: Option<Vec<u8>>,
+    /// Directory for the scratch files of out-of-core tasks [default: the job directory's
+    /// `scratch/`]. Put it on a local disk, not on memory-backed tmpfs.
+    pub scratch: Option<std::path::PathBuf>,
 }
 
 type Client = WorkerApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
@@ -163,6 +166,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
                 );
                 let keep_going = execute(
                     &mut client,
+                    &options,
                     worker_id,
                     task,
                     waited,
@@ -201,6 +205,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     client: &mut Client,
+    options: &WorkerOptions,
     worker_id: u64,
     task: pb::Task,
     waited: Duration,
@@ -223,8 +228,18 @@ async fn execute(
     let computed = {
         let (task, pool, cache, progress) =
             (task.clone(), pool.clone(), cache.clone(), progress.clone());
+        let usable = retro_pipeline::stage::task_capacity(options.memory_budget);
+        let scratch = options.scratch.clone();
         tokio::task::spawn_blocking(move || {
-            task::run_task(&task, worker_id, &pool, &cache, &progress)
+            task::run_task(
+                &task,
+                worker_id,
+                &pool,
+                &cache,
+                &progress,
+                usable,
+                scratch.as_deref(),
+            )
         })
         .await
         .context("task thread")?

@@ -4,7 +4,7 @@ use crate::cache::FinalsCache;
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use retro_engine::{Game, SliceId};
-use retro_pipeline::stage::compute_stage;
+use retro_pipeline::stage::{compute_stage, human_bytes, plan_stage, stage_min_memory, Placement};
 use retro_pipeline::storage::Storage;
 use retro_pipeline::{game_from_definition, Finals, LocalStorage};
 use retro_proto as pb;
@@ -15,13 +15,17 @@ use tracing::info;
 /// What a running task shows the heartbeat: ply and positions resolved.
 pub type Progress = Arc<Mutex<Option<pb::TaskProgress>>>;
 
-/// Solves `task` in `pool` and writes its shards; returns the completion report.
+/// Solves `task` in `pool` with at most `usable` bytes (out of core if it does not fit in
+/// memory, with scratch files in `scratch`, default the job directory's `scratch/`) and writes
+/// its shards; returns the completion report.
 pub fn run_task(
     task: &pb::Task,
     worker_id: u64,
     pool: &rayon::ThreadPool,
     cache: &Mutex<FinalsCache>,
     progress: &Progress,
+    usable: u64,
+    scratch: Option<&std::path::Path>,
 ) -> Result<pb::CompleteTaskRequest> {
     let definition: serde_json::Value =
         serde_json::from_str(&task.definition_json).context("task definition is not JSON")?;
@@ -31,6 +35,18 @@ pub fn run_task(
     if stage >= stages.len() {
         bail!("the game has no stage {stage}");
     }
+    let Some(plan) = plan_stage(&game, stage, usable, false) else {
+        bail!(
+            "{} needs at least {} but this worker may spend {} on a task",
+            stages[stage].name,
+            human_bytes(stage_min_memory(&game, stage)),
+            human_bytes(usable)
+        );
+    };
+    let scratch = scratch.map_or_else(
+        || std::path::Path::new(&task.job_dir).join(retro_pipeline::SCRATCH),
+        std::path::Path::to_path_buf,
+    );
     let storage = LocalStorage::new(&task.job_dir);
     let mut times = pb::TaskTimes::default();
 
@@ -82,12 +98,20 @@ pub fn run_task(
     // Solve.
     let clock = Instant::now();
     let output = pool.install(|| {
-        compute_stage(&game, stage, &finals, task.zstd_level, |report| {
-            if let Some(p) = progress.lock().expect("progress lock").as_mut() {
-                p.ply = report.ply;
-                p.positions_done += report.resolved;
-            }
-        })
+        compute_stage(
+            &game,
+            stage,
+            &finals,
+            task.zstd_level,
+            plan.placement,
+            &scratch,
+            |report| {
+                if let Some(p) = progress.lock().expect("progress lock").as_mut() {
+                    p.ply = report.ply;
+                    p.positions_done += report.resolved;
+                }
+            },
+        )
     })?;
     drop(finals);
     times.compute_ms = (clock.elapsed() - output.encode).as_millis() as u64;
@@ -127,6 +151,7 @@ pub fn run_task(
         compute_ms = times.compute_ms,
         write_ms = times.write_ms,
         init_ms = output.times.init.as_millis() as u64,
+        out_of_core = matches!(plan.placement, Placement::OutOfCore { .. }),
         "task computed"
     );
     Ok(pb::CompleteTaskRequest {

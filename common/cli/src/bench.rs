@@ -71,6 +71,7 @@ pub fn bench(
                     level,
                     quiet: true,
                     memory_budget: retro_worker::cli::machine_memory(),
+                    out_of_core: false,
                 };
                 in_process::run(make_game(), &opts)?
             };

@@ -136,6 +136,7 @@ pub fn run_observed(
             .map(|i| {
                 tokio::spawn(retro_worker::run(
                     retro_worker::WorkerOptions {
+                        scratch: None,
                         coordinator: url.clone(),
                         token: token.clone(),
                         name: format!("embedded-{}", i + 1),

@@ -198,9 +198,15 @@ struct SolveArgs {
     #[arg(long, value_name = "MS", default_value_t = 10_000, hide = true)]
     lease_ms: u64,
     /// Memory the solve may use, e.g. 12GiB [default: the machine's RAM]. Stages run side by
-    /// side only when they fit together; a stage that cannot fit alone is refused up front.
+    /// side only when they fit together; a stage that does not fit in memory is solved out of
+    /// core (lists on disk, slices paged through memory maps, in DIR/scratch); one that cannot
+    /// fit even so is refused up front.
     #[arg(long, value_name = "BYTES", value_parser = retro_worker::cli::parse_bytes)]
     memory_budget: Option<u64>,
+    /// Solve every stage out of core with the smallest window (one slice's arrays resident),
+    /// even those that fit in memory (with --in-process; for tests and measurements).
+    #[arg(long, requires = "in_process")]
+    out_of_core: bool,
 }
 
 #[derive(Args)]
@@ -310,6 +316,7 @@ fn run(cli: Cli) -> Result<()> {
                     level: a.level,
                     quiet: a.quiet,
                     memory_budget: budget,
+                    out_of_core: a.out_of_core,
                 };
                 solve::run(game, &options)?
             } else {

@@ -11,13 +11,15 @@ use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use retro_engine::{ByteArray, Game};
+use retro_engine::{ByteArray, Game, SliceId};
 use retro_musashi::counts::format_count_table;
 use retro_musashi::values::describe;
 use retro_musashi::{Musashi, Position};
 use retro_pipeline::counts::count_rows_from_manifest;
-use retro_pipeline::stage::{compute_stage, stage_memory, stage_positions, too_large};
-use retro_pipeline::{job_dir, Finals, COUNTS_FILE};
+use retro_pipeline::stage::{
+    compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
+};
+use retro_pipeline::{job_dir, Finals, COUNTS_FILE, SCRATCH};
 use retro_store::{write_atomic, Manifest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
@@ -34,9 +36,12 @@ pub struct SolveOptions {
     pub level: i32,
     /// Hide the progress bar.
     pub quiet: bool,
-    /// Bytes the solve may use: two stages run at once only if both fit; a stage that cannot
-    /// fit alone is refused before anything starts.
+    /// Bytes the solve may use: two stages run at once only if both fit; a stage that does not
+    /// fit in memory is solved out of core, alone; one that cannot fit even so is refused
+    /// before anything starts.
     pub memory_budget: u64,
+    /// Solve every stage out of core, even those that would fit in memory.
+    pub out_of_core: bool,
 }
 
 /// What a finished solve reports.
@@ -62,13 +67,24 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
     let mut manifest = job_dir::prepare(out, &game, &[])?;
     let stages = game.stages();
     let done = job_dir::check_finished(out, &game, &mut manifest);
-    let memory: Vec<u64> = (0..stages.len()).map(|i| stage_memory(&game, i)).collect();
-    if let Some(i) = (0..stages.len()).find(|&i| !done[i] && memory[i] > opts.memory_budget) {
+    let plans: Vec<Option<StagePlan>> = (0..stages.len())
+        .map(|i| plan_stage(&game, i, opts.memory_budget, opts.out_of_core))
+        .collect();
+    if let Some(i) = (0..stages.len()).find(|&i| !done[i] && plans[i].is_none()) {
         bail!(
             "{}",
             too_large(&game, i, opts.memory_budget, opts.memory_budget)
         );
     }
+    let plans: Vec<StagePlan> = plans
+        .into_iter()
+        .map(|p| {
+            p.unwrap_or(StagePlan {
+                placement: Placement::InMemory,
+                memory: 0,
+            })
+        })
+        .collect();
     // One pool per stage in flight (see `embedded` for why the two do not share one).
     let parallel_stages = if opts.threads > 1 { 2 } else { 1 };
     let pools = (0..parallel_stages)
@@ -100,7 +116,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         done,
         finals: Finals::empty(game.slice_count()).0,
         readers,
-        memory,
+        plans,
         running_memory: 0,
         solved_positions: 0,
         error: None,
@@ -140,8 +156,8 @@ struct Schedule {
     running: Vec<bool>,
     finals: Vec<Option<Arc<ByteArray>>>,
     readers: Vec<usize>,
-    /// Estimated bytes each stage needs while it is solved.
-    memory: Vec<u64>,
+    /// Where each stage's data lives and the bytes it reserves while it is solved.
+    plans: Vec<StagePlan>,
     /// Estimated bytes of the stages running now.
     running_memory: u64,
     solved_positions: u64,
@@ -171,11 +187,25 @@ fn stage_worker(
                 !st.done[i]
                     && !st.running[i]
                     && stages[i].depends_on.iter().all(|&d| st.done[d])
-                    && st.running_memory + st.memory[i] <= opts.memory_budget
+                    && st.running_memory + st.plans[i].memory <= opts.memory_budget
             });
             if let Some(i) = ready {
                 st.running[i] = true;
-                st.running_memory += st.memory[i];
+                st.running_memory += st.plans[i].memory;
+                if st.plans[i].placement != Placement::InMemory {
+                    // An out-of-core stage has the whole budget: values kept for later stages
+                    // leave memory (they are read from their tables again when needed).
+                    let needed: Vec<SliceId> = stages[i]
+                        .depends_on
+                        .iter()
+                        .flat_map(|&d| stages[d].slices.iter().copied())
+                        .collect();
+                    for (slice, kept) in st.finals.iter_mut().enumerate() {
+                        if !needed.contains(&SliceId(slice as u32)) {
+                            *kept = None;
+                        }
+                    }
+                }
                 let mut to_load = Vec::new();
                 for &d in &stages[i].depends_on {
                     for &s in &stages[d].slices {
@@ -200,13 +230,22 @@ fn stage_worker(
         let stage_started = Instant::now();
         let stage_slots = stage_positions(game, stage);
         let mut shown = 0u64;
+        let placement = state.lock().expect("schedule lock").plans[i].placement;
         let output = pool.install(|| {
-            compute_stage(game, i, &finals, opts.level, |report| {
-                let step = report.resolved.min(stage_slots - shown);
-                shown += step;
-                bar.inc(step);
-                bar.set_message(format!("{} ply {}", stage.name, report.ply));
-            })
+            compute_stage(
+                game,
+                i,
+                &finals,
+                opts.level,
+                placement,
+                &out.join(SCRATCH),
+                |report| {
+                    let step = report.resolved.min(stage_slots - shown);
+                    shown += step;
+                    bar.inc(step);
+                    bar.set_message(format!("{} ply {}", stage.name, report.ply));
+                },
+            )
         })?;
         drop(finals);
         bar.inc(stage_slots - shown);
@@ -230,7 +269,7 @@ fn stage_worker(
         st.manifest.slices.sort_by_key(|r| r.id);
         st.done[i] = true;
         st.running[i] = false;
-        st.running_memory -= st.memory[i];
+        st.running_memory -= st.plans[i].memory;
         st.manifest.complete = st.done.iter().all(|&d| d);
         st.manifest.save(out)?;
         st.solved_positions += stage_slots;
@@ -258,6 +297,7 @@ fn stage_worker(
                 attacker_plies_ms = times.attacker_plies.as_millis() as u64,
                 defender_plies_ms = times.defender_plies.as_millis() as u64,
                 write_ms = write.as_millis() as u64,
+                out_of_core = placement != Placement::InMemory,
                 "stage finished"
             )
         });

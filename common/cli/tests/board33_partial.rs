@@ -148,19 +148,14 @@ fn bench_report_prints_per_task_figures_and_draws_a_plot() {
     );
 }
 
-/// The peak RSS `retro solve` reports on its summary line, in MiB.
-fn reported_peak_mib(stdout: &str) -> u64 {
-    let tail = stdout
-        .split("peak RSS ")
-        .nth(1)
-        .expect("summary reports peak RSS");
-    tail.split_whitespace().next().unwrap().parse().unwrap()
-}
-
+/// The memory-budget test of the out-of-core issue: BOARD33 up to 10 browns in 1 GiB (the
+/// stages from 8 browns up are solved out of core), peak RSS within the budget + 10%, and every
+/// slice satisfies the recurrence; the embedded cluster (two workers sharing the budget) does the
+/// same up to 8 browns; a budget too small even out of core is refused in one line up front.
 #[test]
 fn solves_stay_within_the_memory_budget_or_refuse_up_front() {
     let dir = temp_dir("memory-budget");
-    for mode in [&[][..], &["--in-process"][..]] {
+    for (mode, browns) in [(&["--in-process"][..], "10"), (&[][..], "8")] {
         let args = |browns: &str, budget: &str, out: &std::path::Path| -> Vec<String> {
             let mut args: Vec<String> = ["solve", "--quiet", "--game", "musashi33"]
                 .into_iter()
@@ -182,14 +177,17 @@ fn solves_stay_within_the_memory_budget_or_refuse_up_front() {
         let run_ok = |v: Vec<String>| retro_ok(&v.iter().map(String::as_str).collect::<Vec<_>>());
         let run_err = |v: Vec<String>| retro_err(&v.iter().map(String::as_str).collect::<Vec<_>>());
         // Fits: peak RSS within the budget + 10%.
-        let stdout = run_ok(args("7", "1GiB", &dir.join(format!("fits{}", mode.len()))));
-        let peak = reported_peak_mib(&stdout);
+        let out = dir.join(format!("fits{}", mode.len()));
+        let stdout = run_ok(args(browns, "1GiB", &out));
+        let peak = peak_rss_mib(&stdout);
         assert!(peak <= 1126, "peak RSS {peak} MiB exceeds 1 GiB + 10%");
-        // Cannot fit: one clear line before any work, naming the stage.
+        let report = retro_ok(&["verify", "--out", s(&out), "--recurrence", "200"]);
+        assert!(report.contains("recurrence"), "{report}");
+        // Cannot fit even out of core: one clear line before any work, naming the stage.
         let out = dir.join(format!("refused{}", mode.len()));
-        let e = run_err(args("8", "300MiB", &out));
+        let e = run_err(args("8", "120MiB", &out));
         assert!(
-            e.contains("needs about") && e.contains("memory budget is 300 MiB"),
+            e.contains("needs at least") && e.contains("memory budget is 120 MiB"),
             "{e}"
         );
         assert!(!out.join("browns08-black00.tbl").exists());

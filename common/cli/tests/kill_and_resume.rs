@@ -27,3 +27,35 @@ fn killed_solves_resume_to_identical_tables() {
     retro_ok(&["resume", "--quiet", s(&dir)]);
     assert_same_results(&reference, &dir);
 }
+
+/// Out of core (every stage forced out of core with a window too small for one stage, so lists
+/// go to disk and slice arrays are file-backed and paged), killed at arbitrary moments and
+/// resumed, the solve writes the same bytes as in memory, stays within its budget, and leaves
+/// no scratch file behind.
+#[test]
+fn out_of_core_solves_resume_to_identical_tables_within_the_budget() {
+    let reference = temp_dir("ooc-reference").join("out");
+    retro_ok(&["solve", "--in-process", "--quiet", "--out", s(&reference)]);
+
+    let args = [
+        "solve",
+        "--in-process",
+        "--out-of-core",
+        "--memory-budget",
+        "260MiB",
+        "--quiet",
+        "--out",
+    ];
+    let dir = temp_dir("ooc-resumed").join("out");
+    let delays = [1000u64, 3000, 6000].map(Duration::from_millis);
+    let kills = kill_after(&args, &dir, &delays);
+    assert!(kills >= 2, "the solve finished before it was killed twice");
+    let mut full: Vec<&str> = args.to_vec();
+    full.push(s(&dir));
+    let stdout = retro_ok(&full);
+    assert_same_results(&reference, &dir);
+    let peak = peak_rss_mib(&stdout);
+    assert!(peak <= 286, "peak RSS {peak} MiB exceeds 260 MiB + 10%");
+    let scratch: Vec<_> = std::fs::read_dir(dir.join("scratch")).unwrap().collect();
+    assert!(scratch.is_empty(), "scratch files left: {scratch:?}");
+}

@@ -8,14 +8,22 @@
 //!   accesses do not miss the TLB on every touch;
 //! * threads see them as relaxed atomics, which cost a plain load/store on x86 and make the
 //!   concurrent "set if unresolved" and "decrement counter" race-free.
+//!
+//! An array larger than memory is instead a *file-backed* shared map of an unlinked scratch
+//! file ([`ByteArray::file_backed`]): the operating system pages it between disk and memory,
+//! and [`ByteArray::release`] drops its pages from the process (they stay in the page cache,
+//! dirty ones are written back), which is how the out-of-core kernel bounds its resident set.
 
-use memmap2::{Advice, MmapMut};
+use memmap2::{Advice, MmapMut, UncheckedAdvice};
 use std::ops::{Deref, DerefMut};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicU8};
 
-/// A zero-initialised, huge-page-backed byte array.
+/// A zero-initialised byte array, in anonymous huge-page memory or in a scratch file.
 pub struct ByteArray {
     map: Option<MmapMut>,
+    /// Whether the map is a shared map of a file (its pages may be released).
+    file_backed: bool,
 }
 
 impl ByteArray {
@@ -25,12 +33,53 @@ impl ByteArray {
     /// If the operating system refuses the mapping (out of address space).
     pub fn zeroed(len: usize) -> ByteArray {
         if len == 0 {
-            return ByteArray { map: None };
+            return ByteArray {
+                map: None,
+                file_backed: false,
+            };
         }
         let map = MmapMut::map_anon(len).expect("anonymous memory map for a value array");
         // Huge pages are an optimisation; a kernel without them still works.
         let _ = map.advise(Advice::HugePage);
-        ByteArray { map: Some(map) }
+        ByteArray {
+            map: Some(map),
+            file_backed: false,
+        }
+    }
+
+    /// `len` zero bytes in a new scratch file in `dir`, mapped shared. The file is unlinked at
+    /// once (it lives as long as the map), so a killed process leaves nothing behind.
+    pub fn file_backed(dir: &Path, len: usize) -> std::io::Result<ByteArray> {
+        if len == 0 {
+            return Ok(ByteArray::zeroed(0));
+        }
+        let file = tempfile::tempfile_in(dir)?;
+        // A sparse file: zero pages cost no disk until written.
+        file.set_len(len as u64)?;
+        // SAFETY: the file is unlinked and private to this process; nothing else can change
+        // its length or contents behind the map.
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        Ok(ByteArray {
+            map: Some(map),
+            file_backed: true,
+        })
+    }
+
+    /// Whether the array lives in a scratch file (see [`ByteArray::release`]).
+    pub fn is_file_backed(&self) -> bool {
+        self.file_backed
+    }
+
+    /// Drops the array's pages from this process's resident set; the contents are kept (in the
+    /// page cache or on disk). A no-op for arrays in anonymous memory, whose pages are the
+    /// only copy.
+    pub fn release(&self) {
+        if let (true, Some(map)) = (self.file_backed, &self.map) {
+            // SAFETY: on a shared file mapping MADV_DONTNEED only unmaps pages; their contents
+            // (dirty ones included) stay in the page cache and are read back on the next touch.
+            // Failing to release is harmless: the pages just stay resident.
+            let _ = unsafe { map.unchecked_advise(UncheckedAdvice::DontNeed) };
+        }
     }
 
     /// A copy of `bytes`.

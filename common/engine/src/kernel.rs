@@ -22,11 +22,14 @@
 //! Positions never resolved are defender wins ([`UNRESOLVED`]).
 
 use crate::atomic::ByteArray;
+use crate::frontier::{Frontier, SlotLists};
 use crate::game::{DefenderMove, Game, SliceId, Stage};
 use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
+use crate::workspace::{Residency, Workspace};
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Read access to the attacker-to-move values of final, earlier stages.
@@ -77,6 +80,14 @@ pub enum KernelError {
         /// The stage's name.
         stage: String,
     },
+    /// A scratch file of an out-of-core solve could not be written or mapped.
+    #[error("stage {stage}: scratch file: {source}")]
+    Scratch {
+        /// The stage's name.
+        stage: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The game broke a contract of the [`Game`] trait.
     #[error("stage {stage}: game contract violated: {what}")]
     Contract {
@@ -91,104 +102,95 @@ pub enum KernelError {
 /// positions are collected, e.g. one position's successors).
 type Entry = (u32, u64);
 
-/// Keys of positions grouped by their slice's slot in the stage: `slots[s]` holds the segments
-/// the parallel tasks produced for slot `s`, never copied into one vector. Grouping by slot
-/// stores 8 bytes per position instead of 16 and keeps each slice's positions together.
-#[derive(Clone, Default)]
-struct Frontier {
-    slots: Vec<Vec<Vec<u64>>>,
-}
-
-impl Frontier {
-    /// An empty frontier for a stage of `n` slices.
-    fn new(n: usize) -> Frontier {
-        Frontier {
-            slots: vec![Vec::new(); n],
-        }
-    }
-
-    /// Adds the keys `keys` of slot `slot`.
-    fn push(&mut self, slot: usize, keys: Vec<u64>) {
-        if !keys.is_empty() {
-            self.slots[slot].push(keys);
-        }
-    }
-
-    /// Adds what one parallel task produced.
-    fn absorb(&mut self, out: SlotLists) {
-        for (slot, keys) in out.0.into_iter().enumerate() {
-            self.push(slot, keys);
-        }
-    }
-
-    /// Adds every segment of `other`.
-    fn extend(&mut self, other: Frontier) {
-        for (slot, segments) in other.slots.into_iter().enumerate() {
-            self.slots[slot].extend(segments);
-        }
-    }
-
-    fn len(&self) -> u64 {
-        self.slots.iter().flatten().map(|s| s.len() as u64).sum()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.slots.iter().flatten().all(|s| s.is_empty())
-    }
-
-    /// The frontier cut into chunks for parallel expansion, each with its slot.
-    fn chunks(&self) -> Vec<(u32, &[u64])> {
-        self.slots
-            .iter()
-            .enumerate()
-            .flat_map(|(slot, segments)| {
-                segments
-                    .iter()
-                    .flat_map(|s| s.chunks(FRONTIER_CHUNK))
-                    .map(move |c| (slot as u32, c))
-            })
-            .collect()
-    }
-}
-
-/// One parallel task's output: keys per slot.
-struct SlotLists(Vec<Vec<u64>>);
-
-impl SlotLists {
-    fn new(n: usize) -> SlotLists {
-        SlotLists(vec![Vec::new(); n])
-    }
-
-    fn push(&mut self, slot: u32, key: u64) {
-        self.0[slot as usize].push(key);
-    }
-}
-
 /// The most defender moves (or un-moves) one position may have.
 pub const MAX_MOVES: usize = 64;
 /// Indices are swept in chunks of this many slots per parallel task.
 const SWEEP_CHUNK: u64 = 1 << 15;
-/// Frontier lists are expanded in chunks of this many entries per parallel task.
-const FRONTIER_CHUNK: usize = 1 << 12;
 /// One bucket per possible value.
 const BUCKETS: usize = 256;
 
-/// A stage's values. A defender-to-move byte holds, until the position is resolved, its
-/// *counter* (successor orbits not yet known to be attacker wins) and afterwards its value; the
-/// `defender_final` bit says which. One byte serves both because a counter is decremented
-/// exactly once per successor orbit, so once it reaches zero (and the value is written) no
-/// decrement ever touches the byte again. This saves one byte per position.
+/// A stage's arrays, per slot: attacker values; defender bytes; one bit per attacker slot set
+/// once its value is known; one bit per defender slot set once its byte holds a value.
+///
+/// A defender-to-move byte holds, until the position is resolved, its *counter* (successor
+/// orbits not yet known to be attacker wins) and afterwards its value; the final bit says which.
+/// One byte serves both because a counter is decremented exactly once per successor orbit, so
+/// once it reaches zero (and the value is written) no decrement ever touches the byte again.
 struct StageArrays {
     attacker: Vec<ByteArray>,
     defender: Vec<ByteArray>,
+    resolved: Vec<ByteArray>,
+    defender_final: Vec<ByteArray>,
 }
 
-/// Solves `stage` of `game`, reading earlier stages through `finals`, and reports each ply to
-/// `on_ply`. Runs on the current rayon thread pool.
+impl StageArrays {
+    /// Bytes of the four arrays of a slot of `n` positions.
+    fn slot_bytes(n: u64) -> u64 {
+        2 * n + 2 * n.div_ceil(64) * 8
+    }
+
+    /// Allocates the arrays: in memory, or out of core with as many slots in memory as leave
+    /// room in the window for eight file-backed slots (a slot and its neighbours) and the rest
+    /// file-backed. Returns the arrays, the file-backed bytes of each slot and what is left of
+    /// the window for resident file-backed pages.
+    fn allocate(lens: &[u64], space: &Workspace) -> std::io::Result<(StageArrays, Vec<u64>, u64)> {
+        let mut arrays = StageArrays {
+            attacker: Vec::new(),
+            defender: Vec::new(),
+            resolved: Vec::new(),
+            defender_final: Vec::new(),
+        };
+        let largest = lens.iter().map(|&n| Self::slot_bytes(n)).max().unwrap_or(0);
+        let mut in_memory_left = space.window().saturating_sub(8 * largest);
+        let mut in_memory = 0;
+        let mut file_bytes = Vec::new();
+        for &n in lens {
+            let bytes = Self::slot_bytes(n);
+            let scratch = space.scratch().filter(|_| bytes > in_memory_left);
+            let alloc = |len: u64| match scratch {
+                Some(dir) => ByteArray::file_backed(dir, len as usize),
+                None => Ok(ByteArray::zeroed(len as usize)),
+            };
+            let words = n.div_ceil(64) * 8;
+            arrays.attacker.push(alloc(n)?);
+            arrays.defender.push(alloc(n)?);
+            arrays.resolved.push(alloc(words)?);
+            arrays.defender_final.push(alloc(words)?);
+            if scratch.is_some() {
+                file_bytes.push(bytes);
+            } else {
+                in_memory_left = in_memory_left.saturating_sub(bytes);
+                in_memory += bytes;
+                file_bytes.push(0);
+            }
+        }
+        Ok((arrays, file_bytes, space.window().saturating_sub(in_memory)))
+    }
+
+    /// Drops the resident pages of slot `s`'s arrays (file-backed ones only).
+    fn release(&self, s: usize) {
+        self.attacker[s].release();
+        self.defender[s].release();
+        self.resolved[s].release();
+        self.defender_final[s].release();
+    }
+}
+
+/// Merges the `touched` flags of parallel tasks.
+fn touched_union(mut a: Vec<bool>, b: Vec<bool>) -> Vec<bool> {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x |= y;
+    }
+    a
+}
+
+/// Solves `stage` of `game`, reading earlier stages through `finals`, keeping its data where
+/// `space` says, and reports each ply to `on_ply`. Runs on the current rayon thread pool.
 pub fn solve_stage<G: Game, F: FinalValues>(
     game: &G,
     stage: &Stage,
     finals: &F,
+    space: &Workspace,
     mut on_ply: impl FnMut(PlyReport),
 ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
     let mut times = StageTimes::default();
@@ -199,28 +201,29 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     }
     let slot = |slice: SliceId| -> u32 { slot_of[slice.0 as usize] };
     let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
-    let zeroed = || {
-        lens.iter()
-            .map(|&n| ByteArray::zeroed(n as usize))
-            .collect()
+    let n = stage.slices.len();
+    let scratch_error = |e: std::io::Error| KernelError::Scratch {
+        stage: stage.name.clone(),
+        source: e,
     };
-    let arrays = StageArrays {
-        attacker: zeroed(),
-        defender: zeroed(),
+    let (arrays, file_bytes, resident_limit) =
+        StageArrays::allocate(&lens, space).map_err(scratch_error)?;
+    let mut residency = Residency::new(resident_limit, file_bytes);
+    let mut after_batch = |touched: &[bool]| {
+        for s in residency.after_batch(touched) {
+            arrays.release(s);
+        }
     };
+    let batches = space.batches(n);
     let attacker: Vec<_> = arrays.attacker.iter().map(ByteArray::atomics).collect();
     let defender: Vec<_> = arrays.defender.iter().map(ByteArray::atomics).collect();
-    let bitmap = || -> Vec<ByteArray> {
-        lens.iter()
-            .map(|&n| ByteArray::zeroed(n.div_ceil(64) as usize * 8))
-            .collect()
-    };
-    // One bit per attacker-to-move slot: set once the slot's value is known.
-    let bitmaps = bitmap();
-    let resolved: Vec<&[AtomicU64]> = bitmaps.iter().map(ByteArray::atomic_words).collect();
-    // One bit per defender-to-move slot: set once its byte holds a value, not a counter.
-    let defender_bitmaps = bitmap();
-    let defender_final_bit: Vec<&[AtomicU64]> = defender_bitmaps
+    let resolved: Vec<&[AtomicU64]> = arrays
+        .resolved
+        .iter()
+        .map(ByteArray::atomic_words)
+        .collect();
+    let defender_final_bit: Vec<&[AtomicU64]> = arrays
+        .defender_final
         .iter()
         .map(ByteArray::atomic_words)
         .collect();
@@ -234,102 +237,126 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         what,
     };
 
-    // Initialisation: one sweep over the defender-to-move positions.
-    let tasks: Vec<(u32, u64)> = lens
-        .iter()
-        .enumerate()
-        .flat_map(|(s, &n)| (0..n.div_ceil(SWEEP_CHUNK)).map(move |c| (s as u32, c)))
-        .collect();
-    let seeds: Vec<Seeds> = tasks
-        .par_iter()
-        .map(|&(s, chunk)| {
-            let slice = stage.slices[s as usize];
-            let start = chunk * SWEEP_CHUNK;
-            let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
-            let mut seeds = Seeds::new(s);
-            let mut in_stage: ArrayVec<Entry, MAX_MOVES> = ArrayVec::new();
-            game.for_each_key(slice, start..end, |index, key| {
-                let i = index as usize;
-                if !game.is_canonical(slice, key) {
-                    attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
-                    defender[s as usize][i].store(NON_CANONICAL, Relaxed);
-                    // Marked resolved, so that a late-ply pull never visits it.
-                    resolved[s as usize][i / 64].fetch_or(1 << (i % 64), Relaxed);
-                    mark_defender(s as usize, i);
-                    return;
-                }
-                seeds.canonical += 1;
-                in_stage.clear();
-                let mut exit_max: Option<Value> = None;
-                let mut escapes = false;
-                let mut problem = None;
-                game.defender_moves(slice, key, |mv| match mv {
-                    DefenderMove::InStage(to, to_key) => {
-                        let to_slot = slot(to);
-                        if to_slot == u32::MAX {
-                            problem = Some(format!("defender move to {to:?} outside the stage"));
-                        } else if !in_stage.contains(&(to_slot, to_key))
-                            && in_stage.try_push((to_slot, to_key)).is_err()
-                        {
-                            problem = Some(format!("a position has more than {MAX_MOVES} moves"));
-                        }
-                    }
-                    DefenderMove::Final(to, to_key) => {
-                        let v = finals.attacker_value(to, game.index(to, to_key));
-                        if v == UNRESOLVED {
-                            escapes = true;
-                        } else {
-                            exit_max = Some(exit_max.map_or(v, |m| m.max(v)));
-                        }
-                    }
-                });
-                if problem.is_some() {
-                    seeds.error = problem;
-                    return;
-                }
-                if escapes {
-                    // A capture reaches a defender win: the value is final, UNRESOLVED (0), and
-                    // the zero byte means no decrement ever applies.
-                    mark_defender(s as usize, i);
-                    return;
-                }
-                let pending = in_stage.len() + usize::from(exit_max.is_some());
-                if pending == 0 {
-                    defender[s as usize][i].store(1, Relaxed);
-                    mark_defender(s as usize, i);
-                    seeds.stalemates.push(key);
-                    return;
-                }
-                defender[s as usize][i].store(pending as u8, Relaxed);
-                if let Some(m) = exit_max {
-                    seeds.exit(m, key);
-                }
-            });
-            seeds
-        })
-        .collect();
     // Defender-to-move positions whose value becomes final at each ply (odd plies), and
     // scheduled exit decrements (even plies), indexed by ply.
-    let n = stage.slices.len();
-    let mut defender_final: Vec<Frontier> = vec![Frontier::new(n); BUCKETS];
-    let mut exits: Vec<Frontier> = vec![Frontier::new(n); BUCKETS];
+    // During initialisation the tasks add to them directly (out of core they go to disk at once).
+    let stalemates = Mutex::new(Frontier::new(n, space));
+    let scheduled: Vec<Mutex<Frontier>> = (0..BUCKETS)
+        .map(|_| Mutex::new(Frontier::new(n, space)))
+        .collect();
     // Canonical attacker-to-move positions not yet resolved.
-    let mut attacker_unresolved: u64 = seeds.iter().map(|s| s.canonical).sum();
-    for seed in seeds {
-        if let Some(what) = seed.error {
-            return Err(contract(what));
+    let mut attacker_unresolved: u64 = 0;
+
+    // Initialisation: one sweep over the defender-to-move positions, a batch of slots at a time.
+    for batch in &batches {
+        let tasks: Vec<(u32, u64)> = batch
+            .iter()
+            .flat_map(|&s| (0..lens[s].div_ceil(SWEEP_CHUNK)).map(move |c| (s as u32, c)))
+            .collect();
+        let outcomes: Vec<(u64, Option<String>)> = tasks
+            .par_iter()
+            .map(|&(s, chunk)| {
+                let slice = stage.slices[s as usize];
+                let start = chunk * SWEEP_CHUNK;
+                let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
+                let mut seeds = Seeds::new(s);
+                let mut in_stage: ArrayVec<Entry, MAX_MOVES> = ArrayVec::new();
+                game.for_each_key(slice, start..end, |index, key| {
+                    let i = index as usize;
+                    if !game.is_canonical(slice, key) {
+                        attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
+                        defender[s as usize][i].store(NON_CANONICAL, Relaxed);
+                        // Marked resolved, so that a late-ply pull never visits it.
+                        resolved[s as usize][i / 64].fetch_or(1 << (i % 64), Relaxed);
+                        mark_defender(s as usize, i);
+                        return;
+                    }
+                    seeds.canonical += 1;
+                    in_stage.clear();
+                    let mut exit_max: Option<Value> = None;
+                    let mut escapes = false;
+                    let mut problem = None;
+                    game.defender_moves(slice, key, |mv| match mv {
+                        DefenderMove::InStage(to, to_key) => {
+                            let to_slot = slot(to);
+                            if to_slot == u32::MAX {
+                                problem =
+                                    Some(format!("defender move to {to:?} outside the stage"));
+                            } else if !in_stage.contains(&(to_slot, to_key))
+                                && in_stage.try_push((to_slot, to_key)).is_err()
+                            {
+                                problem =
+                                    Some(format!("a position has more than {MAX_MOVES} moves"));
+                            }
+                        }
+                        DefenderMove::Final(to, to_key) => {
+                            let v = finals.attacker_value(to, game.index(to, to_key));
+                            if v == UNRESOLVED {
+                                escapes = true;
+                            } else {
+                                exit_max = Some(exit_max.map_or(v, |m| m.max(v)));
+                            }
+                        }
+                    });
+                    if problem.is_some() {
+                        seeds.error = problem;
+                        return;
+                    }
+                    if escapes {
+                        // A capture reaches a defender win: the value is final, UNRESOLVED (0),
+                        // and the zero byte means no decrement ever applies.
+                        mark_defender(s as usize, i);
+                        return;
+                    }
+                    let pending = in_stage.len() + usize::from(exit_max.is_some());
+                    if pending == 0 {
+                        defender[s as usize][i].store(1, Relaxed);
+                        mark_defender(s as usize, i);
+                        seeds.stalemates.push(key);
+                        return;
+                    }
+                    defender[s as usize][i].store(pending as u8, Relaxed);
+                    if let Some(m) = exit_max {
+                        seeds.exit(m, key);
+                    }
+                });
+                let slot = seeds.slot as usize;
+                stalemates
+                    .lock()
+                    .expect("frontier lock")
+                    .push(slot, seeds.stalemates);
+                for (v, keys) in seeds.exits {
+                    scheduled[v as usize]
+                        .lock()
+                        .expect("frontier lock")
+                        .push(slot, keys);
+                }
+                (seeds.canonical, seeds.error)
+            })
+            .collect();
+        for (canonical, error) in outcomes {
+            if let Some(what) = error {
+                return Err(contract(what));
+            }
+            attacker_unresolved += canonical;
         }
-        let slot = seed.slot as usize;
-        defender_final[1].push(slot, seed.stalemates);
-        for (v, keys) in seed.exits {
-            exits[v as usize].push(slot, keys);
+        let mut touched = vec![false; n];
+        for &s in batch {
+            touched[s] = true;
         }
+        after_batch(&touched);
     }
+    let mut defender_final: Vec<Frontier> = (0..BUCKETS).map(|_| Frontier::new(n, space)).collect();
+    defender_final[1] = stalemates.into_inner().expect("frontier lock");
+    let mut exits: Vec<Frontier> = scheduled
+        .into_iter()
+        .map(|f| f.into_inner().expect("frontier lock"))
+        .collect();
     let last_scheduled =
         |buckets: &[Frontier], from: usize| buckets[from..].iter().any(|b| !b.is_empty());
 
     times.init = clock.elapsed();
-    let mut attacker_final = Frontier::new(n);
+    let mut attacker_final = Frontier::new(n, space);
     let mut ply = 1usize;
     loop {
         let attacker_pending = !attacker_final.is_empty();
@@ -352,62 +379,86 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             // push from each to its attacker predecessors. Late, the frontier can be far larger
             // than the set of attacker positions still unresolved: then pull, checking each
             // unresolved position's successors for one of value `ply` (the same set results).
-            let frontier = std::mem::take(&mut defender_final[ply]);
-            if attacker_unresolved < frontier.len() {
-                attacker_final = pull_ply(game, stage, &lens, &resolved, |s, key, i| {
-                    let mut found = false;
-                    game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
-                        let (t, ti) = (slot(to) as usize, ti as usize);
-                        found = found
-                            || (defender_is_final(t, ti)
-                                && defender[t][ti].load(Relaxed) == ply as Value);
-                    });
-                    if found {
-                        attacker[s as usize][i as usize].store(next, Relaxed);
-                    }
-                    found
-                });
-            } else {
-                attacker_final = Frontier::new(n);
-                let outputs: Vec<SlotLists> = frontier
-                    .chunks()
-                    .into_par_iter()
-                    .map(|(s, chunk)| {
-                        let mut out = SlotLists::new(n);
-                        for &key in chunk {
-                            game.attacker_unmoves(
-                                stage.slices[s as usize],
-                                key,
-                                |to, to_key, i| {
-                                    let to_slot = slot(to) as usize;
-                                    let i = i as usize;
-                                    // Most targets are already resolved; the bitmap answers that
-                                    // from cache, and only a first visit touches the value array.
-                                    let word = &resolved[to_slot][i / 64];
-                                    let bit = 1u64 << (i % 64);
-                                    if word.load(Relaxed) & bit == 0
-                                        && word.fetch_or(bit, Relaxed) & bit == 0
-                                    {
-                                        attacker[to_slot][i].store(next, Relaxed);
-                                        out.push(to_slot as u32, to_key);
-                                    }
-                                },
-                            );
-                        }
-                        out
-                    })
-                    .collect();
-                for out in outputs {
-                    attacker_final.absorb(out);
-                }
+            let mut frontier = std::mem::replace(&mut defender_final[ply], Frontier::new(n, space));
+            frontier.seal().map_err(scratch_error)?;
+            let sink = Mutex::new(Frontier::new(n, space));
+            for batch in &batches {
+                let touched = if attacker_unresolved < frontier.len() {
+                    pull_ply(
+                        game,
+                        stage,
+                        batch,
+                        &lens,
+                        &resolved,
+                        &sink,
+                        |s, key, i, out| {
+                            let mut found = false;
+                            game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
+                                let (t, ti) = (slot(to), ti as usize);
+                                out.touch(t);
+                                let t = t as usize;
+                                found = found
+                                    || (defender_is_final(t, ti)
+                                        && defender[t][ti].load(Relaxed) == ply as Value);
+                            });
+                            if found {
+                                attacker[s as usize][i as usize].store(next, Relaxed);
+                            }
+                            found
+                        },
+                    )
+                } else {
+                    frontier
+                        .chunks(batch)
+                        .into_par_iter()
+                        .map(|(s, chunk)| {
+                            let mut out = SlotLists::new(n);
+                            for &key in chunk {
+                                game.attacker_unmoves(
+                                    stage.slices[s as usize],
+                                    key,
+                                    |to, to_key, i| {
+                                        let to_slot = slot(to);
+                                        out.touch(to_slot);
+                                        let (to_slot, i) = (to_slot as usize, i as usize);
+                                        // Most targets are already resolved; the bitmap answers
+                                        // that from cache, and only a first visit touches the
+                                        // value array.
+                                        let word = &resolved[to_slot][i / 64];
+                                        let bit = 1u64 << (i % 64);
+                                        if word.load(Relaxed) & bit == 0
+                                            && word.fetch_or(bit, Relaxed) & bit == 0
+                                        {
+                                            attacker[to_slot][i].store(next, Relaxed);
+                                            out.push(to_slot as u32, to_key);
+                                        }
+                                    },
+                                );
+                            }
+                            let touched = std::mem::take(&mut out.touched);
+                            sink.lock().expect("frontier lock").absorb(out);
+                            touched
+                        })
+                        .reduce(|| vec![false; n], touched_union)
+                };
+                frontier.release();
+                after_batch(&touched);
             }
+            attacker_final = sink.into_inner().expect("frontier lock");
             attacker_unresolved -= attacker_final.len();
             (frontier.len(), attacker_final.len())
         } else {
             // Attacker-to-move positions of value `ply`, plus exit decrements scheduled here.
-            let frontier = std::mem::replace(&mut attacker_final, Frontier::new(n));
-            let exit_list = std::mem::take(&mut exits[ply]);
+            let mut frontier = std::mem::replace(&mut attacker_final, Frontier::new(n, space));
+            let mut exit_list = std::mem::replace(&mut exits[ply], Frontier::new(n, space));
+            frontier.seal().map_err(scratch_error)?;
+            exit_list.seal().map_err(scratch_error)?;
+            let sink = Mutex::new(std::mem::replace(
+                &mut defender_final[ply + 1],
+                Frontier::new(n, space),
+            ));
             let decrement = |s: u32, key: u64, i: u64, out: &mut SlotLists| {
+                out.touch(s);
                 let i = i as usize;
                 let cell = &defender[s as usize][i];
                 if cell.load(Relaxed) != 0 && cell.fetch_sub(1, Relaxed) == 1 {
@@ -416,47 +467,59 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     out.push(s, key);
                 }
             };
-            let from_frontier: Vec<SlotLists> = frontier
-                .chunks()
-                .into_par_iter()
-                .map(|(s, chunk)| {
-                    let mut out = SlotLists::new(n);
-                    let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
-                    for &key in chunk {
-                        preds.clear();
-                        game.defender_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
-                            let p = (slot(to), to_key, i);
-                            if !preds.contains(&p) {
-                                // The game's contract bounds un-moves per position by MAX_MOVES.
-                                preds.try_push(p).expect("at most MAX_MOVES un-moves");
+            for batch in &batches {
+                let from_frontier = frontier
+                    .chunks(batch)
+                    .into_par_iter()
+                    .map(|(s, chunk)| {
+                        let mut out = SlotLists::new(n);
+                        let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
+                        for &key in chunk {
+                            preds.clear();
+                            game.defender_unmoves(
+                                stage.slices[s as usize],
+                                key,
+                                |to, to_key, i| {
+                                    let p = (slot(to), to_key, i);
+                                    if !preds.contains(&p) {
+                                        // The game's contract bounds un-moves per position by
+                                        // MAX_MOVES.
+                                        preds.try_push(p).expect("at most MAX_MOVES un-moves");
+                                    }
+                                },
+                            );
+                            for &(ps, pkey, pi) in &preds {
+                                decrement(ps, pkey, pi, &mut out);
                             }
-                        });
-                        for &(ps, pkey, pi) in &preds {
-                            decrement(ps, pkey, pi, &mut out);
                         }
-                    }
-                    out
-                })
-                .collect();
-            let from_exits: Vec<SlotLists> = exit_list
-                .chunks()
-                .into_par_iter()
-                .map(|(s, chunk)| {
-                    let mut out = SlotLists::new(n);
-                    for &key in chunk {
-                        let i = game.index(stage.slices[s as usize], key);
-                        decrement(s, key, i, &mut out);
-                    }
-                    out
-                })
-                .collect();
-            let mut resolved_now = Frontier::new(n);
-            for out in from_frontier.into_iter().chain(from_exits) {
-                resolved_now.absorb(out);
+                        let touched = std::mem::take(&mut out.touched);
+                        sink.lock().expect("frontier lock").absorb(out);
+                        touched
+                    })
+                    .reduce(|| vec![false; n], touched_union);
+                let from_exits = exit_list
+                    .chunks(batch)
+                    .into_par_iter()
+                    .map(|(s, chunk)| {
+                        let mut out = SlotLists::new(n);
+                        for &key in chunk {
+                            let i = game.index(stage.slices[s as usize], key);
+                            decrement(s, key, i, &mut out);
+                        }
+                        let touched = std::mem::take(&mut out.touched);
+                        sink.lock().expect("frontier lock").absorb(out);
+                        touched
+                    })
+                    .reduce(|| vec![false; n], touched_union);
+                frontier.release();
+                exit_list.release();
+                after_batch(&touched_union(from_frontier, from_exits));
             }
-            let produced = resolved_now.len();
-            defender_final[ply + 1].extend(resolved_now);
-            (frontier.len() + exit_list.len(), produced)
+            defender_final[ply + 1] = sink.into_inner().expect("frontier lock");
+            (
+                frontier.len() + exit_list.len(),
+                defender_final[ply + 1].len(),
+            )
         };
         if ply % 2 == 1 {
             times.attacker_plies += ply_clock.elapsed();
@@ -472,23 +535,26 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     }
 
     // Defender positions whose counter never reached zero are defender wins.
-    defender
-        .par_iter()
-        .zip(&defender_final_bit)
-        .zip(&lens)
-        .for_each(|((values, bits), &n)| {
-            for (w, word) in bits.iter().enumerate() {
+    for batch in &batches {
+        batch.par_iter().for_each(|&s| {
+            for (w, word) in defender_final_bit[s].iter().enumerate() {
                 let mut open = !word.load(Relaxed);
                 while open != 0 {
                     let i = w * 64 + open.trailing_zeros() as usize;
                     open &= open - 1;
-                    if (i as u64) < n {
-                        values[i].store(UNRESOLVED, Relaxed);
+                    if (i as u64) < lens[s] {
+                        defender[s][i].store(UNRESOLVED, Relaxed);
                     }
                 }
             }
         });
-    drop((attacker, defender));
+        let mut touched = vec![false; n];
+        for &s in batch {
+            touched[s] = true;
+        }
+        after_batch(&touched);
+    }
+    drop((attacker, defender, resolved, defender_final_bit));
     let StageArrays {
         attacker, defender, ..
     } = arrays;
@@ -505,35 +571,40 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     Ok((solved, times))
 }
 
-/// A pull ply: every attacker-to-move slot whose resolved bit is clear (canonical and not yet
-/// resolved) is offered to `resolves(slot, key, index)`; those it resolves get their bit set
-/// and are returned as the next frontier.
+/// A pull ply over the slots of `batch`: every attacker-to-move slot whose resolved bit is
+/// clear (canonical and not yet resolved) is offered to `resolves(slot, key, index, out)`; those
+/// it resolves get their bit set and are added to `sink`. Returns the slots touched.
 ///
 /// The unresolved positions are found in the bitmap rather than kept in a list (which would
 /// cost 16 bytes per unresolved position — most of a large stage's memory, since black wins
 /// stay unresolved to the end). Fully resolved bitmap words are skipped; within a word, keys
 /// are stepped from the first clear bit to the last, so dense unresolved runs cost one key step
 /// each and sparse ones one unrank each.
+#[allow(clippy::too_many_arguments)]
 fn pull_ply<G: Game>(
     game: &G,
     stage: &Stage,
+    batch: &[usize],
     lens: &[u64],
     resolved: &[&[AtomicU64]],
-    resolves: impl Fn(u32, u64, u64) -> bool + Sync,
-) -> Frontier {
+    sink: &Mutex<Frontier>,
+    resolves: impl Fn(u32, u64, u64, &mut SlotLists) -> bool + Sync,
+) -> Vec<bool> {
     const WORDS: usize = 1 << 10;
-    let tasks: Vec<(usize, usize)> = resolved
+    let n = lens.len();
+    let tasks: Vec<(usize, usize)> = batch
         .iter()
-        .enumerate()
-        .flat_map(|(s, words)| (0..words.len().div_ceil(WORDS)).map(move |c| (s, c)))
+        .flat_map(|&s| (0..resolved[s].len().div_ceil(WORDS)).map(move |c| (s, c)))
         .collect();
-    let outputs: Vec<(usize, Vec<u64>)> = tasks
+    tasks
         .par_iter()
         .map(|&(s, c)| {
-            let mut out = Vec::new();
+            let mut out = SlotLists::new(n);
+            out.touch(s as u32);
             let slice = stage.slices[s];
             let first = c * WORDS;
             let words = &resolved[s][first..((c + 1) * WORDS).min(resolved[s].len())];
+            let mut found = Vec::new();
             for (w, word) in words.iter().enumerate() {
                 let clear = !word.load(Relaxed);
                 if clear == 0 {
@@ -544,20 +615,18 @@ fn pull_ply<G: Game>(
                 let end = (base + 64 - u64::from(clear.leading_zeros())).min(lens[s]);
                 game.for_each_key(slice, start..end, |index, key| {
                     let bit = 1u64 << (index % 64);
-                    if clear & bit != 0 && resolves(s as u32, key, index) {
+                    if clear & bit != 0 && resolves(s as u32, key, index, &mut out) {
                         word.fetch_or(bit, Relaxed);
-                        out.push(key);
+                        found.push(key);
                     }
                 });
             }
-            (s, out)
+            out.keys[s] = found;
+            let touched = std::mem::take(&mut out.touched);
+            sink.lock().expect("frontier lock").absorb(out);
+            touched
         })
-        .collect();
-    let mut frontier = Frontier::new(lens.len());
-    for (s, out) in outputs {
-        frontier.push(s, out);
-    }
-    frontier
+        .reduce(|| vec![false; n], touched_union)
 }
 
 /// What one initialisation task (one chunk of one slice) found: positions final at ply 1, and

@@ -11,12 +11,15 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+mod frontier;
 pub mod game;
 pub mod kernel;
 pub mod recurrence;
 pub mod value;
+pub mod workspace;
 
 pub use atomic::ByteArray;
 pub use game::{DefenderMove, Game, SliceId, Stage};
 pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice, StageTimes};
 pub use value::{Side, Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
+pub use workspace::Workspace;

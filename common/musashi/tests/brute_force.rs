@@ -4,7 +4,7 @@
 //! symmetry, no frontiers, no slices): after `t` rounds exactly the positions whose value is at
 //! most `t` are non-zero, with their exact value, so the fixpoint is the true value table.
 
-use retro_engine::{solve_stage, FinalValues, Game, SliceId, NON_CANONICAL};
+use retro_engine::{solve_stage, FinalValues, Game, SliceId, Workspace, NON_CANONICAL};
 use retro_musashi::rules::moves;
 use retro_musashi::{Board, Musashi, Position, Side};
 use std::collections::HashMap;
@@ -72,21 +72,43 @@ impl FinalValues for Finals {
     }
 }
 
-/// Solves with the kernel and compares every raw position with the brute force.
+/// Solves with the kernel, in memory and out of core (window 0: every array file-backed, every
+/// list spilled, pages dropped after each slice), and compares every raw position with the
+/// brute force.
 fn compare(board: Board, max_browns: usize) {
     let expected = brute_force(&board, max_browns);
+    let scratch = tempfile::tempdir().unwrap();
+    for space in [
+        Workspace::in_memory(),
+        Workspace::out_of_core(scratch.path().into(), 0),
+    ] {
+        compare_in(&board, max_browns, &expected, &space);
+    }
+    assert_eq!(
+        std::fs::read_dir(scratch.path()).unwrap().count(),
+        0,
+        "scratch files are unlinked"
+    );
+}
+
+fn compare_in(
+    board: &Board,
+    max_browns: usize,
+    expected: &HashMap<Position, u8>,
+    space: &Workspace,
+) {
     let game = Musashi::new(board.clone(), Some(max_browns));
     let mut finals = Finals(HashMap::new());
     let mut tables: HashMap<SliceId, (Vec<u8>, Vec<u8>)> = HashMap::new();
     for stage in game.stages() {
-        let (solved, _) = solve_stage(&game, &stage, &finals, |_| {}).unwrap();
+        let (solved, _) = solve_stage(&game, &stage, &finals, space, |_| {}).unwrap();
         for s in solved {
             finals.0.insert(s.slice, s.attacker.to_vec());
             tables.insert(s.slice, (s.attacker.to_vec(), s.defender.to_vec()));
         }
     }
     let mut checked = 0;
-    for (pos, &want) in &expected {
+    for (pos, &want) in expected {
         let (slice, _, index) = game.locate(pos.black, pos.browns);
         let (brown, black) = &tables[&slice];
         let have = match pos.side {
@@ -97,9 +119,15 @@ fn compare(board: Board, max_browns: usize) {
             have,
             NON_CANONICAL,
             "{}: canonical slot marked",
-            pos.notation(&board)
+            pos.notation(board)
         );
-        assert_eq!(have, want, "{} on {}", pos.notation(&board), board.name);
+        assert_eq!(
+            have,
+            want,
+            "{} on {} ({space:?})",
+            pos.notation(board),
+            board.name
+        );
         checked += 1;
     }
     assert!(checked > 1000, "only {checked} positions");

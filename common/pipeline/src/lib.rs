@@ -22,5 +22,9 @@ pub use definition::{definition, game_from_definition, game_of};
 pub use stage::{encode_stage, EncodedSlice, Finals};
 pub use storage::{LocalStorage, Storage};
 
+/// The subdirectory of a job directory where out-of-core stages keep their scratch files
+/// (unlinked as soon as created: it stays empty to the eye).
+pub const SCRATCH: &str = "scratch";
+
 /// File name of the count table written next to the tables when a job completes.
 pub const COUNTS_FILE: &str = "counts.csv";

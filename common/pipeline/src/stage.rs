@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::{
     solve_stage, ByteArray, FinalValues, Game, PlyReport, SliceId, SolvedSlice, StageTimes, Value,
-    NON_CANONICAL,
+    Workspace, NON_CANONICAL,
 };
 use retro_musashi::Musashi;
 use retro_store::{SliceRecord, SliceTable, TableWriter};
@@ -63,7 +63,8 @@ pub struct EncodedSlice {
 pub struct StageOutput {
     /// The slice tables, in the stage's slice order.
     pub tables: Vec<EncodedSlice>,
-    /// The brown-to-move arrays, for later stages that read this one.
+    /// The brown-to-move arrays, for later stages that read this one; empty when the stage was
+    /// solved out of core (its arrays are scratch files: later stages read the tables).
     pub finals: Vec<(SliceId, ByteArray)>,
     /// Where the kernel's time went.
     pub times: StageTimes,
@@ -71,20 +72,36 @@ pub struct StageOutput {
     pub encode: Duration,
 }
 
-/// Solves stage `stage` of `game` (in the current rayon pool) and encodes its tables.
+/// Solves stage `stage` of `game` (in the current rayon pool) where `placement` says, and
+/// encodes its tables. Out of core, scratch files go to `scratch` (created if missing; every
+/// file in it is unlinked as soon as it is created, so a killed run leaves nothing there).
 pub fn compute_stage(
     game: &Musashi,
     stage: usize,
     finals: &Finals,
     level: i32,
+    placement: Placement,
+    scratch: &Path,
     on_ply: impl FnMut(PlyReport),
 ) -> Result<StageOutput> {
     let stages = game.stages();
-    let (solved, times) = solve_stage(game, &stages[stage], finals, on_ply)?;
+    let space = match placement {
+        Placement::InMemory => Workspace::in_memory(),
+        Placement::OutOfCore { window } => {
+            std::fs::create_dir_all(scratch).with_context(|| {
+                format!("cannot create scratch directory {}", scratch.display())
+            })?;
+            Workspace::out_of_core(scratch.to_path_buf(), window)
+        }
+    };
+    let (solved, times) = solve_stage(game, &stages[stage], finals, &space, on_ply)?;
     let clock = Instant::now();
     let tables = encode_stage(game, stage, &solved, level);
     let encode = clock.elapsed();
-    let finals = solved.into_iter().map(|s| (s.slice, s.attacker)).collect();
+    let finals = match placement {
+        Placement::InMemory => solved.into_iter().map(|s| (s.slice, s.attacker)).collect(),
+        Placement::OutOfCore { .. } => Vec::new(),
+    };
     Ok(StageOutput {
         tables,
         finals,
@@ -116,6 +133,9 @@ pub fn encode_stage(
                 .iter()
                 .map(|values| histogram(values))
                 .collect();
+            // Out of core, each slice is read once here: drop its pages afterwards.
+            s.attacker.release();
+            s.defender.release();
             EncodedSlice {
                 record: SliceRecord {
                     id: s.slice.0,
@@ -150,27 +170,118 @@ pub fn stage_positions(game: &Musashi, stage: &retro_engine::Stage) -> u64 {
     2 * stage.slices.iter().map(|&s| game.slice_len(s)).sum::<u64>()
 }
 
-/// Bytes per array slot per side that solving a stage holds at its peak: one byte of attacker
-/// value, one of defender counter-then-value, two bitmaps, the frontiers and the scheduled exits.
-/// Measured: 5.9 on BOARD31 up to 10 browns (peak RSS over slots), rounded up.
+/// Bytes per array slot per side that solving a stage in memory holds at its peak: one byte of
+/// attacker value, one of defender counter-then-value, two bitmaps, the frontiers and the
+/// scheduled exits. Measured: 5.9 on BOARD31 up to 10 browns (peak RSS over slots), rounded up.
 pub const PEAK_BYTES_PER_SLOT: u64 = 6;
 
 /// Fixed overhead of a process solving a stage (code, thread stacks, buffers).
 pub const BASE_BYTES: u64 = 64 << 20;
 
-/// An estimate of the memory solving stage `stage` needs: its arrays and lists, plus the
-/// brown-to-move values of the stages it reads. Used to decide what runs at the same time
-/// within a memory budget, and to refuse up front what cannot fit.
+/// Memory an out-of-core stage uses besides its inputs and its window of slice arrays: write
+/// buffers of the spilled lists, tasks' output lists, the pages of a list being read.
+pub const OUT_OF_CORE_BYTES: u64 = 96 << 20;
+
+/// Bytes of the arrays of one slot of a slice of `n` positions (both sides, two bitmaps).
+fn slice_array_bytes(n: u64) -> u64 {
+    2 * n + 2 * n.div_ceil(64) * 8
+}
+
+/// Bytes of the brown-to-move values of the stages that stage `stage` reads (held in memory).
+fn input_bytes(game: &Musashi, stage: usize) -> u64 {
+    let stages = game.stages();
+    stages[stage]
+        .depends_on
+        .iter()
+        .map(|&d| stage_positions(game, &stages[d]) / 2)
+        .sum()
+}
+
+/// An estimate of the memory solving stage `stage` in memory needs: its arrays and lists, plus
+/// the brown-to-move values of the stages it reads.
 pub fn stage_memory(game: &Musashi, stage: usize) -> u64 {
     let stages = game.stages();
-    let per_side = |i: usize| stage_positions(game, &stages[i]) / 2;
-    per_side(stage) * PEAK_BYTES_PER_SLOT
-        + stages[stage]
-            .depends_on
-            .iter()
-            .map(|&d| per_side(d))
-            .sum::<u64>()
+    stage_positions(game, &stages[stage]) / 2 * PEAK_BYTES_PER_SLOT
+        + input_bytes(game, stage)
         + BASE_BYTES
+}
+
+/// The least memory stage `stage` can be solved in: in memory if that is smaller, else out of
+/// core with a window of one slice's arrays.
+pub fn stage_min_memory(game: &Musashi, stage: usize) -> u64 {
+    let out_of_core = out_of_core_fixed(game, stage) + largest_slice_bytes(game, stage);
+    stage_memory(game, stage).min(out_of_core)
+}
+
+/// What an out-of-core stage holds besides its window: inputs and fixed overheads.
+fn out_of_core_fixed(game: &Musashi, stage: usize) -> u64 {
+    input_bytes(game, stage) + BASE_BYTES + OUT_OF_CORE_BYTES
+}
+
+/// Bytes of the arrays of the largest slice of stage `stage`.
+fn largest_slice_bytes(game: &Musashi, stage: usize) -> u64 {
+    game.stages()[stage]
+        .slices
+        .iter()
+        .map(|&s| slice_array_bytes(game.slice_len(s)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Where a stage's working data lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// All in memory (fastest).
+    InMemory,
+    /// Lists on disk, slice arrays paged through a resident window of `window` bytes.
+    OutOfCore {
+        /// Bytes of slice arrays kept resident.
+        window: u64,
+    },
+}
+
+/// How a stage runs within a memory allowance: where its data lives, and how much of the
+/// allowance it takes (an out-of-core stage takes all of it, so it runs alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StagePlan {
+    /// Where the data lives.
+    pub placement: Placement,
+    /// Bytes reserved while the stage runs.
+    pub memory: u64,
+}
+
+/// The plan for stage `stage` when `usable` bytes may go to it: in memory if it fits (and
+/// `force_out_of_core` is false), else out of core with the rest of `usable` as its window
+/// (forced: with a window of one slice); `None` if even that cannot fit.
+pub fn plan_stage(
+    game: &Musashi,
+    stage: usize,
+    usable: u64,
+    force_out_of_core: bool,
+) -> Option<StagePlan> {
+    let in_memory = stage_memory(game, stage);
+    if in_memory <= usable && !force_out_of_core {
+        return Some(StagePlan {
+            placement: Placement::InMemory,
+            memory: in_memory,
+        });
+    }
+    let fixed = out_of_core_fixed(game, stage);
+    let largest = largest_slice_bytes(game, stage);
+    if fixed + largest > usable {
+        return None;
+    }
+    // Forced, the window is the smallest possible (one slice): every array is file-backed and
+    // paged, the configuration the tests use to exercise paging on small boards.
+    let window = if force_out_of_core {
+        largest
+    } else {
+        usable - fixed
+    };
+    Some(StagePlan {
+        placement: Placement::OutOfCore { window },
+        memory: usable,
+    })
 }
 
 /// What a worker with a memory budget of `budget` bytes may spend on one task: three quarters
@@ -190,8 +301,8 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// The refusal when stage `stage` cannot fit: `usable` of the `budget` bytes can go to one
-/// stage.
+/// The refusal when stage `stage` cannot fit even out of core: `usable` of the `budget` bytes
+/// can go to one stage.
 pub fn too_large(game: &Musashi, stage: usize, budget: u64, usable: u64) -> String {
     let share = if usable < budget {
         format!(" ({} of it for one stage)", human_bytes(usable))
@@ -199,9 +310,9 @@ pub fn too_large(game: &Musashi, stage: usize, budget: u64, usable: u64) -> Stri
         String::new()
     };
     format!(
-        "{} needs about {} but the memory budget is {}{share}; solving one stage out of core is not built yet (see docs/design-supersteps.md): raise --memory-budget or lower --max-browns",
+        "{} needs at least {} even out of core (its inputs and one slice) but the memory budget is {}{share}: raise --memory-budget or lower --max-browns",
         game.stages()[stage].name,
-        human_bytes(stage_memory(game, stage)),
+        human_bytes(stage_min_memory(game, stage)),
         human_bytes(budget),
     )
 }

@@ -149,3 +149,12 @@ pub fn kill_after(args: &[&str], out: &Path, delays: &[std::time::Duration]) -> 
     }
     kills
 }
+
+/// The peak RSS `retro solve` reports on its summary line, in MiB.
+pub fn peak_rss_mib(stdout: &str) -> u64 {
+    let tail = stdout
+        .split("peak RSS ")
+        .nth(1)
+        .expect("summary reports peak RSS");
+    tail.split_whitespace().next().unwrap().parse().unwrap()
+}

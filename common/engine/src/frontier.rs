@@ -1,0 +1,228 @@
+//! Lists of positions (8-byte keys) grouped by slice slot: the kernel's frontiers and
+//! scheduled exits, in memory or spilled to a scratch file.
+//!
+//! A list is filled by parallel tasks (each hands over what it produced for every slot) and,
+//! one ply later, read slot by slot. In memory a task's vector is kept as one *segment*, never
+//! copied; out of core it is appended to the list's scratch file at once and only its offset
+//! kept, and the file is mapped read-only when the list is read. Segments of one slot may come
+//! from many tasks; their order does not matter to the kernel.
+
+use crate::workspace::Workspace;
+use memmap2::{Mmap, UncheckedAdvice};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+/// Frontier lists are expanded in chunks of this many keys per parallel task.
+pub(crate) const CHUNK: usize = 1 << 12;
+
+/// Where one segment's keys are.
+enum Segment {
+    Memory(Vec<u64>),
+    /// `len` keys at byte `offset` of the scratch file.
+    Spilled {
+        offset: usize,
+        len: usize,
+    },
+}
+
+/// The scratch file of a spilled list.
+struct Spill {
+    writer: BufWriter<File>,
+    written: usize,
+    map: Option<Mmap>,
+}
+
+/// A list of keys grouped by slot.
+pub(crate) struct Frontier {
+    slots: Vec<Vec<Segment>>,
+    len: u64,
+    /// Where to spill (out of core), `None` in memory.
+    scratch: Option<PathBuf>,
+    spill: Option<Spill>,
+    /// The first scratch-file error; reported by [`Frontier::check`].
+    error: Option<std::io::Error>,
+}
+
+impl Frontier {
+    /// An empty list for a stage of `n` slots.
+    pub(crate) fn new(n: usize, space: &Workspace) -> Frontier {
+        Frontier {
+            slots: (0..n).map(|_| Vec::new()).collect(),
+            len: 0,
+            scratch: space.scratch().map(PathBuf::from),
+            spill: None,
+            error: None,
+        }
+    }
+
+    /// Adds the keys `keys` of slot `slot`.
+    pub(crate) fn push(&mut self, slot: usize, keys: Vec<u64>) {
+        if keys.is_empty() {
+            return;
+        }
+        self.len += keys.len() as u64;
+        let Some(dir) = &self.scratch else {
+            self.slots[slot].push(Segment::Memory(keys));
+            return;
+        };
+        match spill_keys(&mut self.spill, dir, &keys) {
+            Ok(offset) => self.slots[slot].push(Segment::Spilled {
+                offset,
+                len: keys.len(),
+            }),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Adds what one parallel task produced.
+    pub(crate) fn absorb(&mut self, out: SlotLists) {
+        for (slot, keys) in out.keys.into_iter().enumerate() {
+            self.push(slot, keys);
+        }
+    }
+
+    /// Number of keys.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Finishes writing: the spill file (if any) is flushed and mapped for reading. Reports a
+    /// write error that happened while the list was filled.
+    pub(crate) fn seal(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if let Some(spill) = &mut self.spill {
+            if spill.map.is_none() {
+                spill.writer.flush()?;
+                // SAFETY: the file is an unlinked scratch file of this process, no longer
+                // written to.
+                spill.map = Some(unsafe { Mmap::map(spill.writer.get_ref())? });
+            }
+        }
+        Ok(())
+    }
+
+    /// The keys of the slots in `slots`, cut into chunks for parallel work, each with its slot.
+    /// The list must be sealed.
+    pub(crate) fn chunks(&self, slots: &[usize]) -> Vec<(u32, &[u64])> {
+        let map = self.spill.as_ref().and_then(|s| s.map.as_deref());
+        let mut chunks = Vec::new();
+        for &slot in slots {
+            for segment in &self.slots[slot] {
+                let keys: &[u64] = match segment {
+                    Segment::Memory(keys) => keys,
+                    Segment::Spilled { offset, len } => {
+                        let bytes = &map.expect("a spilled list is sealed before it is read")
+                            [*offset..*offset + len * 8];
+                        as_keys(bytes)
+                    }
+                };
+                chunks.extend(keys.chunks(CHUNK).map(|c| (slot as u32, c)));
+            }
+        }
+        chunks
+    }
+
+    /// Drops the pages of the spill file read so far from the resident set.
+    pub(crate) fn release(&self) {
+        if let Some(map) = self.spill.as_ref().and_then(|s| s.map.as_ref()) {
+            // SAFETY: a read-only file mapping: dropped pages are read back from the file.
+            let _ = unsafe { map.unchecked_advise(UncheckedAdvice::DontNeed) };
+        }
+    }
+}
+
+/// Appends `keys` to the spill file (created on first use in `dir`); returns their offset.
+fn spill_keys(spill: &mut Option<Spill>, dir: &PathBuf, keys: &[u64]) -> std::io::Result<usize> {
+    if spill.is_none() {
+        *spill = Some(Spill {
+            writer: BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(dir)?),
+            written: 0,
+            map: None,
+        });
+    }
+    let spill = spill.as_mut().expect("created above");
+    let offset = spill.written;
+    let mut bytes = Vec::with_capacity(keys.len() * 8);
+    for key in keys {
+        bytes.extend_from_slice(&key.to_ne_bytes());
+    }
+    spill.writer.write_all(&bytes)?;
+    spill.written += bytes.len();
+    Ok(offset)
+}
+
+/// Bytes written by [`spill_keys`] seen as keys again.
+fn as_keys(bytes: &[u8]) -> &[u64] {
+    assert!(
+        (bytes.as_ptr() as usize).is_multiple_of(8) && bytes.len().is_multiple_of(8),
+        "spilled keys are 8-aligned (page-aligned map, offsets multiples of 8)"
+    );
+    // SAFETY: alignment and length checked above; every bit pattern is a valid u64; the keys
+    // were written with `to_ne_bytes` by this process.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), bytes.len() / 8) }
+}
+
+/// One parallel task's output: keys per slot, and which slots' arrays it touched (so that the
+/// out-of-core kernel knows which slices were just used).
+pub(crate) struct SlotLists {
+    pub(crate) keys: Vec<Vec<u64>>,
+    pub(crate) touched: Vec<bool>,
+}
+
+impl SlotLists {
+    pub(crate) fn new(n: usize) -> SlotLists {
+        SlotLists {
+            keys: vec![Vec::new(); n],
+            touched: vec![false; n],
+        }
+    }
+
+    /// Adds `key` to slot `slot`'s list.
+    pub(crate) fn push(&mut self, slot: u32, key: u64) {
+        self.keys[slot as usize].push(key);
+    }
+
+    /// Notes that slot `slot`'s arrays were read or written.
+    pub(crate) fn touch(&mut self, slot: u32) {
+        self.touched[slot as usize] = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(space: &Workspace) -> Vec<(u32, Vec<u64>)> {
+        let mut f = Frontier::new(3, space);
+        let mut out = SlotLists::new(3);
+        for k in 0..10_000u64 {
+            out.push((k % 3) as u32, k * 7);
+        }
+        f.absorb(out);
+        f.push(1, vec![u64::MAX, 5]);
+        f.seal().unwrap();
+        assert_eq!(f.len(), 10_002);
+        f.chunks(&[2, 1])
+            .into_iter()
+            .map(|(s, c)| (s, c.to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn spilled_lists_read_back_what_memory_lists_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let spilled = roundtrip(&Workspace::out_of_core(dir.path().into(), 0));
+        assert_eq!(spilled, roundtrip(&Workspace::in_memory()));
+        assert_eq!(spilled.last().unwrap().1, vec![u64::MAX, 5]);
+        assert!(spilled.iter().all(|(s, _)| *s != 0));
+    }
+}
