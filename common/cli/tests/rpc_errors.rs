@@ -69,7 +69,7 @@ fn compute(task: &pb::Task, worker: u64) -> pb::CompleteTaskRequest {
         .unwrap();
     let cache = Mutex::new(retro_worker::cache::FinalsCache::new(1 << 30));
     let progress = Arc::new(Mutex::new(None));
-    retro_worker::task::run_task(task, worker, &pool, &cache, &progress).unwrap()
+    retro_worker::task::run_task(task, worker, &pool, &cache, &progress, u64::MAX, None).unwrap()
 }
 
 fn code<T: std::fmt::Debug>(r: Result<T, tonic::Status>) -> Code {
