@@ -66,25 +66,36 @@ pub fn run_task(
             }
         }
     }
+    // A stage too large to hold its inputs reads every one into a scratch file and pages it
+    // (and does not cache it).
+    let paged = plan.placement.pages_inputs();
+    if paged {
+        std::fs::create_dir_all(&scratch)
+            .with_context(|| format!("cannot create {}", scratch.display()))?;
+        finals = Finals::empty(game.slice_count());
+        missing = task.inputs.iter().collect();
+    }
     let loaded: Vec<_> = pool.install(|| {
         missing
             .par_iter()
             .map(|d| -> Result<_> {
                 let values = storage
                     .open_table(&d.path)
-                    .and_then(|t| Ok(t.read_section(0)?))
+                    .and_then(|t| Finals::values_of(&t, paged.then_some(scratch.as_path())))
                     .with_context(|| format!("cannot read input {}", storage.describe(&d.path)))?;
-                Ok((d, Arc::new(retro_engine::ByteArray::from_slice(&values))))
+                Ok((d, Arc::new(values)))
             })
             .collect::<Result<_>>()
     })?;
     for (d, values) in loaded {
         times.bytes_read += d.bytes;
         finals.0[d.slice_id as usize] = Some(values.clone());
-        cache
-            .lock()
-            .expect("cache lock")
-            .insert((task.job_id, d.slice_id, d.checksum.clone()), values);
+        if !paged {
+            cache
+                .lock()
+                .expect("cache lock")
+                .insert((task.job_id, d.slice_id, d.checksum.clone()), values);
+        }
     }
     for &d in &stages[stage].depends_on {
         for s in &stages[d].slices {

@@ -16,6 +16,7 @@ use retro_musashi::counts::format_count_table;
 use retro_musashi::values::describe;
 use retro_musashi::{Musashi, Position};
 use retro_pipeline::counts::count_rows_from_manifest;
+use retro_pipeline::disk_io::DiskIo;
 use retro_pipeline::stage::{
     compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
 };
@@ -194,14 +195,16 @@ fn stage_worker(
                 st.running_memory += st.plans[i].memory;
                 if st.plans[i].placement != Placement::InMemory {
                     // An out-of-core stage has the whole budget: values kept for later stages
-                    // leave memory (they are read from their tables again when needed).
+                    // leave memory (they are read from their tables again when needed), and
+                    // so do its own inputs if it pages them.
+                    let paged = st.plans[i].placement.pages_inputs();
                     let needed: Vec<SliceId> = stages[i]
                         .depends_on
                         .iter()
                         .flat_map(|&d| stages[d].slices.iter().copied())
                         .collect();
                     for (slice, kept) in st.finals.iter_mut().enumerate() {
-                        if !needed.contains(&SliceId(slice as u32)) {
+                        if paged || !needed.contains(&SliceId(slice as u32)) {
                             *kept = None;
                         }
                     }
@@ -220,17 +223,36 @@ fn stage_worker(
             }
             st = wake.wait(st).expect("schedule lock");
         };
+        let placement = st.plans[i].placement;
         drop(st);
-        for (slice, path) in to_load {
-            let values = Finals::read_table(&path)?;
-            finals.0[slice.0 as usize] = Some(values.clone());
-            state.lock().expect("schedule lock").finals[slice.0 as usize] = Some(values);
+        let scratch = out.join(SCRATCH);
+        if placement.pages_inputs() {
+            // Too large to hold its inputs: each is read into a scratch file and paged, and
+            // none is kept for later stages.
+            std::fs::create_dir_all(&scratch)
+                .with_context(|| format!("cannot create {}", scratch.display()))?;
+            finals = Finals::empty(game.slice_count());
+            let records = state.lock().expect("schedule lock").manifest.slices.clone();
+            for &d in &stages[i].depends_on {
+                for &s in &stages[d].slices {
+                    let record = records.iter().find(|r| r.id == s.0);
+                    let record = record.expect("finished stages have records");
+                    finals.0[s.0 as usize] =
+                        Some(Finals::read_table(&out.join(&record.file), Some(&scratch))?);
+                }
+            }
+        } else {
+            for (slice, path) in to_load {
+                let values = Finals::read_table(&path, None)?;
+                finals.0[slice.0 as usize] = Some(values.clone());
+                state.lock().expect("schedule lock").finals[slice.0 as usize] = Some(values);
+            }
         }
         let stage = &stages[i];
         let stage_started = Instant::now();
+        let io_before = DiskIo::now();
         let stage_slots = stage_positions(game, stage);
         let mut shown = 0u64;
-        let placement = state.lock().expect("schedule lock").plans[i].placement;
         let output = pool.install(|| {
             compute_stage(
                 game,
@@ -238,7 +260,7 @@ fn stage_worker(
                 &finals,
                 opts.level,
                 placement,
-                &out.join(SCRATCH),
+                &scratch,
                 |report| {
                     let step = report.resolved.min(stage_slots - shown);
                     shown += step;
@@ -263,6 +285,7 @@ fn stage_worker(
                 .collect::<Result<Vec<_>>>()
         })?;
         let write = write_started.elapsed() + output.encode;
+        let io = DiskIo::now().since(io_before);
         let mut st = state.lock().expect("schedule lock");
         st.manifest.slices.retain(|r| r.stage != i);
         st.manifest.slices.extend(records);
@@ -298,6 +321,8 @@ fn stage_worker(
                 defender_plies_ms = times.defender_plies.as_millis() as u64,
                 write_ms = write.as_millis() as u64,
                 out_of_core = placement != Placement::InMemory,
+                disk_read_mb = io.read >> 20,
+                disk_written_mb = io.written >> 20,
                 "stage finished"
             )
         });

@@ -36,6 +36,10 @@ use std::time::Instant;
 pub trait FinalValues: Sync {
     /// The attacker-to-move value at `index` of `slice` (a slice of a finished stage).
     fn attacker_value(&self, slice: SliceId, index: u64) -> Value;
+
+    /// Called after each batch of initialisation (the only phase that reads final values): an
+    /// implementation whose values are paged from disk drops their resident pages here.
+    fn release(&self) {}
 }
 
 /// The solved arrays of one slice.
@@ -345,6 +349,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             touched[s] = true;
         }
         after_batch(&touched);
+        finals.release();
     }
     let mut defender_final: Vec<Frontier> = (0..BUCKETS).map(|_| Frontier::new(n, space)).collect();
     defender_final[1] = stalemates.into_inner().expect("frontier lock");

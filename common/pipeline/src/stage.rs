@@ -28,12 +28,28 @@ impl Finals {
     }
 
     /// Reads the brown-to-move section of the table at `path` (every block's checksum is
-    /// verified on the way).
-    pub fn read_table(path: &Path) -> Result<Arc<ByteArray>> {
-        let values = SliceTable::open(path)?
-            .read_section(0)
+    /// verified on the way) into memory, or with `paged` into a file-backed array in that
+    /// scratch directory, whose pages the kernel drops after each slice it initialises.
+    pub fn read_table(path: &Path, paged: Option<&Path>) -> Result<Arc<ByteArray>> {
+        let values = SliceTable::open(path)
+            .map_err(anyhow::Error::from)
+            .and_then(|table| Finals::values_of(&table, paged))
             .with_context(|| format!("cannot read {}", path.display()))?;
-        Ok(Arc::new(ByteArray::from_slice(&values)))
+        Ok(Arc::new(values))
+    }
+
+    /// The brown-to-move section of an open table, in memory or (with `paged`) in a
+    /// file-backed array in that scratch directory.
+    pub fn values_of(table: &SliceTable, paged: Option<&Path>) -> Result<ByteArray> {
+        let len = table.section_len(0) as usize;
+        let mut values = match paged {
+            Some(dir) => ByteArray::file_backed(dir, len)
+                .with_context(|| format!("cannot create a scratch file in {}", dir.display()))?,
+            None => ByteArray::zeroed(len),
+        };
+        table.read_section_into(0, &mut values)?;
+        values.release();
+        Ok(values)
     }
 }
 
@@ -42,6 +58,12 @@ impl FinalValues for Finals {
         self.0[slice.0 as usize]
             .as_ref()
             .expect("the driver loads every dependency before solving a stage")[index as usize]
+    }
+
+    fn release(&self) {
+        for values in self.0.iter().flatten() {
+            values.release();
+        }
     }
 }
 
@@ -87,7 +109,7 @@ pub fn compute_stage(
     let stages = game.stages();
     let space = match placement {
         Placement::InMemory => Workspace::in_memory(),
-        Placement::OutOfCore { window } => {
+        Placement::OutOfCore { window, .. } => {
             std::fs::create_dir_all(scratch).with_context(|| {
                 format!("cannot create scratch directory {}", scratch.display())
             })?;
@@ -207,18 +229,32 @@ pub fn stage_memory(game: &Musashi, stage: usize) -> u64 {
 }
 
 /// The least memory stage `stage` can be solved in: in memory if that is smaller, else out of
-/// core with a window of one slice's arrays.
+/// core with paged inputs and a window of one slice's arrays.
 pub fn stage_min_memory(game: &Musashi, stage: usize) -> u64 {
-    let out_of_core = out_of_core_fixed(game, stage) + largest_slice_bytes(game, stage);
+    let out_of_core = out_of_core_fixed(game, stage, true) + largest_slice_bytes(game, stage);
     stage_memory(game, stage).min(out_of_core)
 }
 
-/// What an out-of-core stage holds besides its window: inputs and fixed overheads.
-fn out_of_core_fixed(game: &Musashi, stage: usize) -> u64 {
-    input_bytes(game, stage) + BASE_BYTES + OUT_OF_CORE_BYTES
+/// What an out-of-core stage holds besides its window: its inputs (all of them, or with
+/// `paged_inputs` what one slice's initialisation touches: eight slices of each stage read)
+/// and fixed overheads.
+fn out_of_core_fixed(game: &Musashi, stage: usize, paged_inputs: bool) -> u64 {
+    let stages = game.stages();
+    let all = input_bytes(game, stage);
+    let inputs = if paged_inputs {
+        let touched: u64 = stages[stage]
+            .depends_on
+            .iter()
+            .map(|&d| largest_slice_bytes(game, d) / 2)
+            .sum();
+        all.min(8 * touched)
+    } else {
+        all
+    };
+    inputs + BASE_BYTES + OUT_OF_CORE_BYTES
 }
 
-/// Bytes of the arrays of the largest slice of stage `stage`.
+/// Bytes of the arrays (both sides, with bitmaps) of the largest slice of stage `stage`.
 fn largest_slice_bytes(game: &Musashi, stage: usize) -> u64 {
     game.stages()[stage]
         .slices
@@ -237,7 +273,23 @@ pub enum Placement {
     OutOfCore {
         /// Bytes of slice arrays kept resident.
         window: u64,
+        /// Whether the inputs (final values of the stages read) are paged from scratch files
+        /// too, rather than held in memory.
+        paged_inputs: bool,
     },
+}
+
+impl Placement {
+    /// Whether the stage's inputs are read into file-backed scratch arrays.
+    pub fn pages_inputs(self) -> bool {
+        matches!(
+            self,
+            Placement::OutOfCore {
+                paged_inputs: true,
+                ..
+            }
+        )
+    }
 }
 
 /// How a stage runs within a memory allowance: where its data lives, and how much of the
@@ -251,8 +303,10 @@ pub struct StagePlan {
 }
 
 /// The plan for stage `stage` when `usable` bytes may go to it: in memory if it fits (and
-/// `force_out_of_core` is false), else out of core with the rest of `usable` as its window
-/// (forced: with a window of one slice); `None` if even that cannot fit.
+/// `force_out_of_core` is false); else out of core with its inputs in memory and the rest of
+/// `usable` as its window; else out of core with paged inputs too; `None` if even that cannot
+/// fit. Forced, the stage is planned out of core with paged inputs and the smallest window (one
+/// slice), so that everything pages: the configuration the tests use on small boards.
 pub fn plan_stage(
     game: &Musashi,
     stage: usize,
@@ -266,20 +320,23 @@ pub fn plan_stage(
             memory: in_memory,
         });
     }
-    let fixed = out_of_core_fixed(game, stage);
     let largest = largest_slice_bytes(game, stage);
+    let paged_inputs =
+        force_out_of_core || out_of_core_fixed(game, stage, false) + largest > usable;
+    let fixed = out_of_core_fixed(game, stage, paged_inputs);
     if fixed + largest > usable {
         return None;
     }
-    // Forced, the window is the smallest possible (one slice): every array is file-backed and
-    // paged, the configuration the tests use to exercise paging on small boards.
     let window = if force_out_of_core {
         largest
     } else {
         usable - fixed
     };
     Some(StagePlan {
-        placement: Placement::OutOfCore { window },
+        placement: Placement::OutOfCore {
+            window,
+            paged_inputs,
+        },
         memory: usable,
     })
 }

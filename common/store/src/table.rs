@@ -217,12 +217,28 @@ impl SliceTable {
 
     /// The whole of `section`, decompressed and verified.
     pub fn read_section(&self, section: usize) -> Result<Vec<u8>, StoreError> {
-        let s = &self.index.sections[section];
-        let mut out = Vec::with_capacity(s.len as usize);
-        for block in 0..s.blocks.len() {
-            out.extend_from_slice(&self.block(section, block)?);
-        }
+        let mut out = vec![0; self.section_len(section) as usize];
+        self.read_section_into(section, &mut out)?;
         Ok(out)
+    }
+
+    /// Decompresses and verifies `section` into `out`, which must have its length (used to fill
+    /// a file-backed array one block at a time, without a copy of the section in memory).
+    pub fn read_section_into(&self, section: usize, out: &mut [u8]) -> Result<(), StoreError> {
+        if out.len() as u64 != self.section_len(section) {
+            return Err(StoreError::damaged(
+                &self.path,
+                format!(
+                    "section {section} has {} values, the destination {}",
+                    self.section_len(section),
+                    out.len()
+                ),
+            ));
+        }
+        for (block, chunk) in out.chunks_mut(self.index.block).enumerate() {
+            chunk.copy_from_slice(&self.block(section, block)?);
+        }
+        Ok(())
     }
 
     /// Compressed bytes on disk.
