@@ -11,7 +11,7 @@ use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
-use retro_engine::{ByteArray, Game, SliceId};
+use retro_engine::{ByteArray, Game};
 use retro_musashi::counts::format_count_table;
 use retro_musashi::values::describe;
 use retro_musashi::{Musashi, Position};
@@ -193,18 +193,33 @@ fn stage_worker(
             if let Some(i) = ready {
                 st.running[i] = true;
                 st.running_memory += st.plans[i].memory;
-                if st.plans[i].placement != Placement::InMemory {
-                    // An out-of-core stage has the whole budget: values kept for later stages
-                    // leave memory (they are read from their tables again when needed), and
-                    // so do its own inputs if it pages them.
-                    let paged = st.plans[i].placement.pages_inputs();
-                    let needed: Vec<SliceId> = stages[i]
-                        .depends_on
-                        .iter()
-                        .flat_map(|&d| stages[d].slices.iter().copied())
-                        .collect();
-                    for (slice, kept) in st.finals.iter_mut().enumerate() {
-                        if paged || !needed.contains(&SliceId(slice as u32)) {
+                // Values kept for later stages count against the budget too, unless a running
+                // stage (or this one) reads them: those are in its estimate. When they do not
+                // fit, or when this stage is out of core (it has the whole budget), they leave
+                // memory; they are read from their tables again when needed. An out-of-core
+                // stage that pages its inputs drops its in-memory copies as well.
+                let paged = st.plans[i].placement.pages_inputs();
+                let needed: Vec<bool> = {
+                    let mut needed = vec![false; st.finals.len()];
+                    let readers = (0..stages.len()).filter(|&j| st.running[j]);
+                    for j in readers.filter(|&j| !(paged && j == i)) {
+                        for &d in &stages[j].depends_on {
+                            for s in &stages[d].slices {
+                                needed[s.0 as usize] = true;
+                            }
+                        }
+                    }
+                    needed
+                };
+                let extra: u64 = (0..st.finals.len())
+                    .filter(|&s| !needed[s])
+                    .filter_map(|s| st.finals[s].as_ref().map(|v| v.len() as u64))
+                    .sum();
+                if st.plans[i].placement != Placement::InMemory
+                    || st.running_memory + extra > opts.memory_budget
+                {
+                    for (s, kept) in st.finals.iter_mut().enumerate() {
+                        if !needed[s] {
                             *kept = None;
                         }
                     }
@@ -219,7 +234,15 @@ fn stage_worker(
                         }
                     }
                 }
-                break (i, Finals(st.finals.clone()), to_load);
+                // The stage holds only what it reads, so that evicting other kept values
+                // frees their memory.
+                let mut finals = Finals::empty(game.slice_count());
+                for &d in &stages[i].depends_on {
+                    for s in &stages[d].slices {
+                        finals.0[s.0 as usize] = st.finals[s.0 as usize].clone();
+                    }
+                }
+                break (i, finals, to_load);
             }
             st = wake.wait(st).expect("schedule lock");
         };

@@ -116,7 +116,9 @@ pub fn compute_stage(
             Workspace::out_of_core(scratch.to_path_buf(), window)
         }
     };
+    release_free_memory();
     let (solved, times) = solve_stage(game, &stages[stage], finals, &space, on_ply)?;
+    release_free_memory();
     let clock = Instant::now();
     let tables = encode_stage(game, stage, &solved, level);
     let encode = clock.elapsed();
@@ -130,6 +132,20 @@ pub fn compute_stage(
         times,
         encode,
     })
+}
+
+/// Hands the memory the allocator keeps in its free lists back to the operating system.
+///
+/// A large stage allocates and frees gigabytes of frontier lists in pieces of a few megabytes;
+/// glibc's allocator keeps such freed pieces in its arenas, so without this the next stage would
+/// start with gigabytes of resident but unused memory (measured: 5 GB after BOARD31's
+/// `browns=12`), and the memory budget would be exceeded.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator's own arenas to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Encodes the tables of a solved stage (in parallel) with their manifest records.
@@ -194,8 +210,9 @@ pub fn stage_positions(game: &Musashi, stage: &retro_engine::Stage) -> u64 {
 
 /// Bytes per array slot per side that solving a stage in memory holds at its peak: one byte of
 /// attacker value, one of defender counter-then-value, two bitmaps, the frontiers and the
-/// scheduled exits. Measured: 5.9 on BOARD31 up to 10 browns (peak RSS over slots), rounded up.
-pub const PEAK_BYTES_PER_SLOT: u64 = 6;
+/// scheduled exits (the lists grow with the brown count). Measured: 5.9 on BOARD31 up to 10
+/// browns, about 7.5 on BOARD31's `browns=12` (peak RSS over slots); rounded up.
+pub const PEAK_BYTES_PER_SLOT: u64 = 8;
 
 /// Fixed overhead of a process solving a stage (code, thread stacks, buffers).
 pub const BASE_BYTES: u64 = 64 << 20;
@@ -372,4 +389,73 @@ pub fn too_large(game: &Musashi, stage: usize, budget: u64, usable: u64) -> Stri
         human_bytes(stage_min_memory(game, stage)),
         human_bytes(budget),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retro_musashi::Board;
+
+    const GIB: u64 = 1 << 30;
+
+    fn game(board: &str) -> Musashi {
+        Musashi::new(Board::builtin(board).unwrap(), None)
+    }
+
+    fn stage_of(game: &Musashi, browns: usize) -> usize {
+        let name = format!("browns={browns}");
+        game.stages().iter().position(|s| s.name == name).unwrap()
+    }
+
+    #[test]
+    fn small_stages_stay_in_memory() {
+        let g = game("BOARD25");
+        let plan = plan_stage(&g, stage_of(&g, 12), GIB, false).unwrap();
+        assert_eq!(plan.placement, Placement::InMemory);
+        assert_eq!(plan.memory, stage_memory(&g, stage_of(&g, 12)));
+    }
+
+    #[test]
+    fn board31_largest_stage_runs_out_of_core_in_12_gib_with_inputs_in_memory() {
+        let g = game("BOARD31");
+        let s = stage_of(&g, 15);
+        assert!(stage_memory(&g, s) > 12 * GIB);
+        let plan = plan_stage(&g, s, 12 * GIB, false).unwrap();
+        match plan.placement {
+            Placement::OutOfCore {
+                window,
+                paged_inputs,
+            } => {
+                assert!(!paged_inputs);
+                assert!(window > 6 * GIB, "window {window}");
+            }
+            Placement::InMemory => panic!("browns=15 cannot fit in memory"),
+        }
+        assert_eq!(plan.memory, 12 * GIB);
+    }
+
+    #[test]
+    fn board33_largest_stage_pages_its_inputs_in_12_gib_and_is_refused_in_1_gib() {
+        let g = game("BOARD33");
+        let s = stage_of(&g, 16);
+        let plan = plan_stage(&g, s, 12 * GIB, false).unwrap();
+        assert!(plan.placement.pages_inputs(), "{plan:?}");
+        assert!(plan_stage(&g, s, GIB, false).is_none());
+        assert!(stage_min_memory(&g, s) > GIB && stage_min_memory(&g, s) < 12 * GIB);
+        assert!(too_large(&g, s, GIB, GIB).contains("browns=16 needs at least"));
+    }
+
+    #[test]
+    fn forced_out_of_core_uses_a_one_slice_window_and_pages_inputs() {
+        let g = game("BOARD25");
+        let s = stage_of(&g, 12);
+        let plan = plan_stage(&g, s, GIB, true).unwrap();
+        assert_eq!(
+            plan.placement,
+            Placement::OutOfCore {
+                window: largest_slice_bytes(&g, s),
+                paged_inputs: true
+            }
+        );
+    }
 }
