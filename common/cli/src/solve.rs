@@ -295,7 +295,7 @@ fn stage_worker(
         drop(finals);
         bar.inc(stage_slots - shown);
         let compute = stage_started.elapsed();
-        let times = output.times;
+        let times = output.times.clone();
         let write_started = Instant::now();
         let records = pool.install(|| {
             output
@@ -335,6 +335,20 @@ fn stage_worker(
         wake.notify_all();
         drop(st);
         bar.suspend(|| {
+            // Out of core, the kernel timed each slice (all its plies together).
+            for (slot, time) in times.slices.iter().enumerate() {
+                let slice = stage.slices[slot];
+                let positions = 2 * game.slice_len(slice);
+                let per_core =
+                    positions as f64 / time.as_secs_f64().max(1e-9) / opts.threads as f64;
+                info!(
+                    slice = %game.slice_name(slice),
+                    positions,
+                    seconds = format!("{:.1}", time.as_secs_f64()),
+                    positions_per_s_per_core = per_core as u64,
+                    "slice solved"
+                );
+            }
             info!(
                 stage = %stage.name,
                 slots = stage_slots,

@@ -65,7 +65,7 @@ pub struct PlyReport {
 }
 
 /// Where a stage's time went.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct StageTimes {
     /// The initial sweep over defender-to-move positions.
     pub init: std::time::Duration,
@@ -73,6 +73,9 @@ pub struct StageTimes {
     pub attacker_plies: std::time::Duration,
     /// Even plies: expanding attacker-to-move frontiers (defender un-moves, counters).
     pub defender_plies: std::time::Duration,
+    /// Out of core, the time spent on each slice (by slot in the stage), all plies together;
+    /// empty in memory, where a ply works on every slice at once.
+    pub slices: Vec<std::time::Duration>,
 }
 
 /// Why a stage could not be solved.
@@ -180,6 +183,16 @@ impl StageArrays {
     }
 }
 
+/// Adds the time since `since` to the slice of a one-slice batch (out of core).
+fn charge(times: &mut StageTimes, batch: &[usize], since: Instant) {
+    if let [slot] = batch {
+        if times.slices.len() <= *slot {
+            times.slices.resize(*slot + 1, std::time::Duration::ZERO);
+        }
+        times.slices[*slot] += since.elapsed();
+    }
+}
+
 /// Merges the `touched` flags of parallel tasks.
 fn touched_union(mut a: Vec<bool>, b: Vec<bool>) -> Vec<bool> {
     for (x, y) in a.iter_mut().zip(b) {
@@ -253,6 +266,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
 
     // Initialisation: one sweep over the defender-to-move positions, a batch of slots at a time.
     for batch in &batches {
+        let batch_clock = Instant::now();
         let tasks: Vec<(u32, u64)> = batch
             .iter()
             .flat_map(|&s| (0..lens[s].div_ceil(SWEEP_CHUNK)).map(move |c| (s as u32, c)))
@@ -350,6 +364,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         }
         after_batch(&touched);
         finals.release();
+        charge(&mut times, batch, batch_clock);
     }
     let mut defender_final: Vec<Frontier> = (0..BUCKETS).map(|_| Frontier::new(n, space)).collect();
     defender_final[1] = stalemates.into_inner().expect("frontier lock");
@@ -388,6 +403,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             frontier.seal().map_err(scratch_error)?;
             let sink = Mutex::new(Frontier::new(n, space));
             for batch in &batches {
+                let batch_clock = Instant::now();
                 let touched = if attacker_unresolved < frontier.len() {
                     pull_ply(
                         game,
@@ -448,6 +464,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 };
                 frontier.release();
                 after_batch(&touched);
+                charge(&mut times, batch, batch_clock);
             }
             attacker_final = sink.into_inner().expect("frontier lock");
             attacker_unresolved -= attacker_final.len();
@@ -473,6 +490,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 }
             };
             for batch in &batches {
+                let batch_clock = Instant::now();
                 let from_frontier = frontier
                     .chunks(batch)
                     .into_par_iter()
@@ -519,6 +537,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 frontier.release();
                 exit_list.release();
                 after_batch(&touched_union(from_frontier, from_exits));
+                charge(&mut times, batch, batch_clock);
             }
             defender_final[ply + 1] = sink.into_inner().expect("frontier lock");
             (
@@ -541,6 +560,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
 
     // Defender positions whose counter never reached zero are defender wins.
     for batch in &batches {
+        let batch_clock = Instant::now();
         batch.par_iter().for_each(|&s| {
             for (w, word) in defender_final_bit[s].iter().enumerate() {
                 let mut open = !word.load(Relaxed);
@@ -558,6 +578,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             touched[s] = true;
         }
         after_batch(&touched);
+        charge(&mut times, batch, batch_clock);
     }
     drop((attacker, defender, resolved, defender_final_bit));
     let StageArrays {
