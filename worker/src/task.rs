@@ -106,7 +106,11 @@ pub fn run_task(
     }
     times.read_ms = clock.elapsed().as_millis() as u64;
 
-    // Solve.
+    // Solve; each slice's shard is written as soon as it is encoded.
+    let shard_path =
+        |record: &retro_store::SliceRecord| format!("{}/{}", task.shard_dir, record.file);
+    let write_shard =
+        |t: &retro_pipeline::EncodedSlice| storage.put(&shard_path(&t.record), &t.bytes);
     let clock = Instant::now();
     let output = pool.install(|| {
         compute_stage(
@@ -116,6 +120,7 @@ pub fn run_task(
             task.zstd_level,
             plan.placement,
             &scratch,
+            &write_shard,
             |report| {
                 if let Some(p) = progress.lock().expect("progress lock").as_mut() {
                     p.ply = report.ply;
@@ -127,29 +132,24 @@ pub fn run_task(
     drop(finals);
     times.compute_ms = (clock.elapsed() - output.encode).as_millis() as u64;
 
-    // Shards.
-    let clock = Instant::now();
-    let shards = pool.install(|| {
-        output
-            .tables
-            .par_iter()
-            .map(|t| -> Result<pb::ShardDescriptor> {
-                let path = format!("{}/{}", task.shard_dir, t.record.file);
-                storage.put(&path, &t.bytes)?;
-                let mut d = retro_coordinator::merge::descriptor(&t.record);
-                d.path = path;
-                Ok(d)
-            })
-            .collect::<Result<Vec<_>>>()
-    })?;
-    times.write_ms = (clock.elapsed() + output.encode).as_millis() as u64;
+    // Shards (written as they were encoded).
+    let shards: Vec<pb::ShardDescriptor> = output
+        .tables
+        .iter()
+        .map(|record| {
+            let mut d = retro_coordinator::merge::descriptor(record);
+            d.path = shard_path(record);
+            d
+        })
+        .collect();
+    times.write_ms = output.encode.as_millis() as u64;
     times.bytes_written = shards.iter().map(|s| s.bytes).sum();
     {
         let mut cache = cache.lock().expect("cache lock");
-        for ((slice, values), t) in output.finals.into_iter().zip(&output.tables) {
-            debug_assert_eq!(slice, SliceId(t.record.id));
+        for ((slice, values), record) in output.finals.into_iter().zip(&output.tables) {
+            debug_assert_eq!(slice, SliceId(record.id));
             cache.insert(
-                (task.job_id, slice.0, t.record.checksum.clone()),
+                (task.job_id, slice.0, record.checksum.clone()),
                 Arc::new(values),
             );
         }

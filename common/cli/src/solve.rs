@@ -10,7 +10,6 @@
 use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
-use rayon::prelude::*;
 use retro_engine::{ByteArray, Game};
 use retro_musashi::counts::format_count_table;
 use retro_musashi::values::describe;
@@ -276,6 +275,9 @@ fn stage_worker(
         let io_before = DiskIo::now();
         let stage_slots = stage_positions(game, stage);
         let mut shown = 0u64;
+        let write_table = |t: &retro_pipeline::EncodedSlice| -> Result<()> {
+            Ok(write_atomic(&out.join(&t.record.file), &t.bytes)?)
+        };
         let output = pool.install(|| {
             compute_stage(
                 game,
@@ -284,6 +286,7 @@ fn stage_worker(
                 opts.level,
                 placement,
                 &scratch,
+                &write_table,
                 |report| {
                     let step = report.resolved.min(stage_slots - shown);
                     shown += step;
@@ -296,18 +299,8 @@ fn stage_worker(
         bar.inc(stage_slots - shown);
         let compute = stage_started.elapsed();
         let times = output.times.clone();
-        let write_started = Instant::now();
-        let records = pool.install(|| {
-            output
-                .tables
-                .par_iter()
-                .map(|t| {
-                    write_atomic(&out.join(&t.record.file), &t.bytes)?;
-                    Ok(t.record.clone())
-                })
-                .collect::<Result<Vec<_>>>()
-        })?;
-        let write = write_started.elapsed() + output.encode;
+        let records = output.tables;
+        let write = output.encode;
         let io = DiskIo::now().since(io_before);
         let mut st = state.lock().expect("schedule lock");
         st.manifest.slices.retain(|r| r.stage != i);

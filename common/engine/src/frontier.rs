@@ -144,7 +144,7 @@ impl Frontier {
 fn spill_keys(spill: &mut Option<Spill>, dir: &PathBuf, keys: &[u64]) -> std::io::Result<usize> {
     if spill.is_none() {
         *spill = Some(Spill {
-            writer: BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(dir)?),
+            writer: BufWriter::with_capacity(1 << 18, tempfile::tempfile_in(dir)?),
             written: 0,
             map: None,
         });

@@ -25,7 +25,7 @@ use crate::atomic::ByteArray;
 use crate::frontier::{Frontier, SlotLists};
 use crate::game::{DefenderMove, Game, SliceId, Stage};
 use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
-use crate::workspace::{Residency, Workspace};
+use crate::workspace::{batch_reserve, Residency, Workspace};
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -137,9 +137,9 @@ impl StageArrays {
     }
 
     /// Allocates the arrays: in memory, or out of core with as many slots in memory as leave
-    /// room in the window for eight file-backed slots (a slot and its neighbours) and the rest
-    /// file-backed. Returns the arrays, the file-backed bytes of each slot and what is left of
-    /// the window for resident file-backed pages.
+    /// room in the window for one batch's working set ([`batch_reserve`]) and the rest
+    /// file-backed. Returns the arrays, the file-backed bytes of each slot and how many bytes
+    /// of file-backed pages may stay resident between batches.
     fn allocate(lens: &[u64], space: &Workspace) -> std::io::Result<(StageArrays, Vec<u64>, u64)> {
         let mut arrays = StageArrays {
             attacker: Vec::new(),
@@ -148,7 +148,8 @@ impl StageArrays {
             defender_final: Vec::new(),
         };
         let largest = lens.iter().map(|&n| Self::slot_bytes(n)).max().unwrap_or(0);
-        let mut in_memory_left = space.window().saturating_sub(8 * largest);
+        let reserve = batch_reserve(largest);
+        let mut in_memory_left = space.window().saturating_sub(reserve);
         let mut in_memory = 0;
         let mut file_bytes = Vec::new();
         for &n in lens {
@@ -171,7 +172,8 @@ impl StageArrays {
                 file_bytes.push(0);
             }
         }
-        Ok((arrays, file_bytes, space.window().saturating_sub(in_memory)))
+        let resident = space.window().saturating_sub(in_memory + reserve);
+        Ok((arrays, file_bytes, resident))
     }
 
     /// Drops the resident pages of slot `s`'s arrays (file-backed ones only).
@@ -191,6 +193,30 @@ fn charge(times: &mut StageTimes, batch: &[usize], since: Instant) {
         }
         times.slices[*slot] += since.elapsed();
     }
+}
+
+/// List chunks expanded between two releases of a spilled list's pages (4M keys, 32 MB).
+const GROUP_CHUNKS: usize = 1 << 10;
+
+/// Runs `work(slot, keys)` in parallel on every chunk of `list` in the slots of `batch`, a
+/// group of chunks at a time, and returns the union of the slots the calls touched. Out of core
+/// the list's pages are dropped after each group, so a long list is never resident at once.
+fn expand(
+    list: &Frontier,
+    batch: &[usize],
+    n: usize,
+    work: impl Fn(u32, &[u64]) -> Vec<bool> + Sync,
+) -> Vec<bool> {
+    let mut touched = vec![false; n];
+    for group in list.chunks(batch).chunks(GROUP_CHUNKS) {
+        let t = group
+            .par_iter()
+            .map(|&(s, keys)| work(s, keys))
+            .reduce(|| vec![false; n], touched_union);
+        touched = touched_union(touched, t);
+        list.release();
+    }
+    touched
 }
 
 /// Merges the `touched` flags of parallel tasks.
@@ -429,38 +455,34 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         },
                     )
                 } else {
-                    frontier
-                        .chunks(batch)
-                        .into_par_iter()
-                        .map(|(s, chunk)| {
-                            let mut out = SlotLists::new(n);
-                            for &key in chunk {
-                                game.attacker_unmoves(
-                                    stage.slices[s as usize],
-                                    key,
-                                    |to, to_key, i| {
-                                        let to_slot = slot(to);
-                                        out.touch(to_slot);
-                                        let (to_slot, i) = (to_slot as usize, i as usize);
-                                        // Most targets are already resolved; the bitmap answers
-                                        // that from cache, and only a first visit touches the
-                                        // value array.
-                                        let word = &resolved[to_slot][i / 64];
-                                        let bit = 1u64 << (i % 64);
-                                        if word.load(Relaxed) & bit == 0
-                                            && word.fetch_or(bit, Relaxed) & bit == 0
-                                        {
-                                            attacker[to_slot][i].store(next, Relaxed);
-                                            out.push(to_slot as u32, to_key);
-                                        }
-                                    },
-                                );
-                            }
-                            let touched = std::mem::take(&mut out.touched);
-                            sink.lock().expect("frontier lock").absorb(out);
-                            touched
-                        })
-                        .reduce(|| vec![false; n], touched_union)
+                    expand(&frontier, batch, n, |s, chunk| {
+                        let mut out = SlotLists::new(n);
+                        for &key in chunk {
+                            game.attacker_unmoves(
+                                stage.slices[s as usize],
+                                key,
+                                |to, to_key, i| {
+                                    let to_slot = slot(to);
+                                    out.touch(to_slot);
+                                    let (to_slot, i) = (to_slot as usize, i as usize);
+                                    // Most targets are already resolved; the bitmap answers
+                                    // that from cache, and only a first visit touches the
+                                    // value array.
+                                    let word = &resolved[to_slot][i / 64];
+                                    let bit = 1u64 << (i % 64);
+                                    if word.load(Relaxed) & bit == 0
+                                        && word.fetch_or(bit, Relaxed) & bit == 0
+                                    {
+                                        attacker[to_slot][i].store(next, Relaxed);
+                                        out.push(to_slot as u32, to_key);
+                                    }
+                                },
+                            );
+                        }
+                        let touched = std::mem::take(&mut out.touched);
+                        sink.lock().expect("frontier lock").absorb(out);
+                        touched
+                    })
                 };
                 frontier.release();
                 after_batch(&touched);
@@ -491,49 +513,37 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             };
             for batch in &batches {
                 let batch_clock = Instant::now();
-                let from_frontier = frontier
-                    .chunks(batch)
-                    .into_par_iter()
-                    .map(|(s, chunk)| {
-                        let mut out = SlotLists::new(n);
-                        let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
-                        for &key in chunk {
-                            preds.clear();
-                            game.defender_unmoves(
-                                stage.slices[s as usize],
-                                key,
-                                |to, to_key, i| {
-                                    let p = (slot(to), to_key, i);
-                                    if !preds.contains(&p) {
-                                        // The game's contract bounds un-moves per position by
-                                        // MAX_MOVES.
-                                        preds.try_push(p).expect("at most MAX_MOVES un-moves");
-                                    }
-                                },
-                            );
-                            for &(ps, pkey, pi) in &preds {
-                                decrement(ps, pkey, pi, &mut out);
+                let from_frontier = expand(&frontier, batch, n, |s, chunk| {
+                    let mut out = SlotLists::new(n);
+                    let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
+                    for &key in chunk {
+                        preds.clear();
+                        game.defender_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
+                            let p = (slot(to), to_key, i);
+                            if !preds.contains(&p) {
+                                // The game's contract bounds un-moves per position by
+                                // MAX_MOVES.
+                                preds.try_push(p).expect("at most MAX_MOVES un-moves");
                             }
+                        });
+                        for &(ps, pkey, pi) in &preds {
+                            decrement(ps, pkey, pi, &mut out);
                         }
-                        let touched = std::mem::take(&mut out.touched);
-                        sink.lock().expect("frontier lock").absorb(out);
-                        touched
-                    })
-                    .reduce(|| vec![false; n], touched_union);
-                let from_exits = exit_list
-                    .chunks(batch)
-                    .into_par_iter()
-                    .map(|(s, chunk)| {
-                        let mut out = SlotLists::new(n);
-                        for &key in chunk {
-                            let i = game.index(stage.slices[s as usize], key);
-                            decrement(s, key, i, &mut out);
-                        }
-                        let touched = std::mem::take(&mut out.touched);
-                        sink.lock().expect("frontier lock").absorb(out);
-                        touched
-                    })
-                    .reduce(|| vec![false; n], touched_union);
+                    }
+                    let touched = std::mem::take(&mut out.touched);
+                    sink.lock().expect("frontier lock").absorb(out);
+                    touched
+                });
+                let from_exits = expand(&exit_list, batch, n, |s, chunk| {
+                    let mut out = SlotLists::new(n);
+                    for &key in chunk {
+                        let i = game.index(stage.slices[s as usize], key);
+                        decrement(s, key, i, &mut out);
+                    }
+                    let touched = std::mem::take(&mut out.touched);
+                    sink.lock().expect("frontier lock").absorb(out);
+                    touched
+                });
                 frontier.release();
                 exit_list.release();
                 after_batch(&touched_union(from_frontier, from_exits));

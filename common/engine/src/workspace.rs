@@ -12,6 +12,14 @@
 
 use std::path::{Path, PathBuf};
 
+/// The resident bytes one out-of-core batch (one slice) may add on top of what stays resident
+/// between batches, given the bytes of the largest slice's arrays: the slice itself and the
+/// black-to-move halves (counter bytes and final bits) of up to eight neighbouring slices, which
+/// an even ply's decrements reach. Drivers size windows with it; the kernel keeps it free.
+pub fn batch_reserve(largest_slice_bytes: u64) -> u64 {
+    largest_slice_bytes * 9 / 2
+}
+
 /// Where the kernel keeps a stage's data.
 #[derive(Clone, Debug)]
 pub struct Workspace {

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
+use retro_engine::workspace::batch_reserve;
 use retro_engine::{
     solve_stage, ByteArray, FinalValues, Game, PlyReport, SliceId, SolvedSlice, StageTimes, Value,
     Workspace, NON_CANONICAL,
@@ -81,22 +82,27 @@ pub struct EncodedSlice {
     pub bytes: Vec<u8>,
 }
 
-/// A solved and encoded stage.
+/// A solved, encoded and written stage.
 pub struct StageOutput {
-    /// The slice tables, in the stage's slice order.
-    pub tables: Vec<EncodedSlice>,
+    /// The manifest records of the slice tables, in the stage's slice order.
+    pub tables: Vec<SliceRecord>,
     /// The brown-to-move arrays, for later stages that read this one; empty when the stage was
     /// solved out of core (its arrays are scratch files: later stages read the tables).
     pub finals: Vec<(SliceId, ByteArray)>,
     /// Where the kernel's time went.
     pub times: StageTimes,
-    /// Time spent compressing the tables.
+    /// Time spent compressing and writing the tables.
     pub encode: Duration,
 }
 
-/// Solves stage `stage` of `game` (in the current rayon pool) where `placement` says, and
-/// encodes its tables. Out of core, scratch files go to `scratch` (created if missing; every
-/// file in it is unlinked as soon as it is created, so a killed run leaves nothing there).
+/// Where a driver puts an encoded table (a file of the job directory, a shard in storage).
+pub type WriteTable<'a> = &'a (dyn Fn(&EncodedSlice) -> Result<()> + Sync);
+
+/// Solves stage `stage` of `game` (in the current rayon pool) where `placement` says, encodes
+/// its tables and hands each to `write` as soon as it is encoded (so that a stage's tables are
+/// never all in memory at once). Out of core, scratch files go to `scratch` (created if missing;
+/// every file in it is unlinked as soon as it is created, so a killed run leaves nothing there).
+#[allow(clippy::too_many_arguments)]
 pub fn compute_stage(
     game: &Musashi,
     stage: usize,
@@ -104,7 +110,8 @@ pub fn compute_stage(
     level: i32,
     placement: Placement,
     scratch: &Path,
-    on_ply: impl FnMut(PlyReport),
+    write: WriteTable,
+    mut on_ply: impl FnMut(PlyReport),
 ) -> Result<StageOutput> {
     let stages = game.stages();
     let space = match placement {
@@ -116,11 +123,18 @@ pub fn compute_stage(
             Workspace::out_of_core(scratch.to_path_buf(), window)
         }
     };
+    let out_of_core = placement != Placement::InMemory;
     release_free_memory();
-    let (solved, times) = solve_stage(game, &stages[stage], finals, &space, on_ply)?;
+    let (solved, times) = solve_stage(game, &stages[stage], finals, &space, |report| {
+        // Out of core the budget is tight: what a ply's lists freed goes back at once.
+        if out_of_core {
+            release_free_memory();
+        }
+        on_ply(report)
+    })?;
     release_free_memory();
     let clock = Instant::now();
-    let tables = encode_stage(game, stage, &solved, level);
+    let tables = encode_stage(game, stage, &solved, level, write)?;
     let encode = clock.elapsed();
     let finals = match placement {
         Placement::InMemory => solved.into_iter().map(|s| (s.slice, s.attacker)).collect(),
@@ -148,13 +162,15 @@ pub fn release_free_memory() {
     }
 }
 
-/// Encodes the tables of a solved stage (in parallel) with their manifest records.
+/// Encodes the tables of a solved stage (in parallel), hands each to `write`, and returns
+/// their manifest records.
 pub fn encode_stage(
     game: &Musashi,
     stage: usize,
     solved: &[SolvedSlice],
     level: i32,
-) -> Vec<EncodedSlice> {
+    write: WriteTable,
+) -> Result<Vec<SliceRecord>> {
     solved
         .par_iter()
         .map(|s| {
@@ -174,7 +190,7 @@ pub fn encode_stage(
             // Out of core, each slice is read once here: drop its pages afterwards.
             s.attacker.release();
             s.defender.release();
-            EncodedSlice {
+            let encoded = EncodedSlice {
                 record: SliceRecord {
                     id: s.slice.0,
                     stage,
@@ -186,7 +202,9 @@ pub fn encode_stage(
                     histograms,
                 },
                 bytes,
-            }
+            };
+            write(&encoded)?;
+            Ok(encoded.record)
         })
         .collect()
 }
@@ -248,8 +266,14 @@ pub fn stage_memory(game: &Musashi, stage: usize) -> u64 {
 /// The least memory stage `stage` can be solved in: in memory if that is smaller, else out of
 /// core with paged inputs and a window of one slice's arrays.
 pub fn stage_min_memory(game: &Musashi, stage: usize) -> u64 {
-    let out_of_core = out_of_core_fixed(game, stage, true) + largest_slice_bytes(game, stage);
+    let out_of_core = out_of_core_fixed(game, stage, true) + batch_window(game, stage);
     stage_memory(game, stage).min(out_of_core)
+}
+
+/// The smallest window of an out-of-core stage: what one batch (a slice and the halves of its
+/// neighbours) may touch.
+fn batch_window(game: &Musashi, stage: usize) -> u64 {
+    batch_reserve(largest_slice_bytes(game, stage))
 }
 
 /// What an out-of-core stage holds besides its window: its inputs (all of them, or with
@@ -337,15 +361,15 @@ pub fn plan_stage(
             memory: in_memory,
         });
     }
-    let largest = largest_slice_bytes(game, stage);
+    let smallest_window = batch_window(game, stage);
     let paged_inputs =
-        force_out_of_core || out_of_core_fixed(game, stage, false) + largest > usable;
+        force_out_of_core || out_of_core_fixed(game, stage, false) + smallest_window > usable;
     let fixed = out_of_core_fixed(game, stage, paged_inputs);
-    if fixed + largest > usable {
+    if fixed + smallest_window > usable {
         return None;
     }
     let window = if force_out_of_core {
-        largest
+        smallest_window
     } else {
         usable - fixed
     };
@@ -453,7 +477,7 @@ mod tests {
         assert_eq!(
             plan.placement,
             Placement::OutOfCore {
-                window: largest_slice_bytes(&g, s),
+                window: batch_reserve(largest_slice_bytes(&g, s)),
                 paged_inputs: true
             }
         );
