@@ -25,7 +25,7 @@ use crate::atomic::ByteArray;
 use crate::frontier::{Frontier, SlotLists};
 use crate::game::{DefenderMove, Game, SliceId, Stage};
 use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
-use crate::workspace::{batch_reserve, Residency, Workspace};
+use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -131,11 +131,6 @@ struct StageArrays {
 }
 
 impl StageArrays {
-    /// Bytes of the four arrays of a slot of `n` positions.
-    fn slot_bytes(n: u64) -> u64 {
-        2 * n + 2 * n.div_ceil(64) * 8
-    }
-
     /// Allocates the arrays: in memory, or out of core with as many slots in memory as leave
     /// room in the window for one batch's working set ([`batch_reserve`]) and the rest
     /// file-backed. Returns the arrays, the file-backed bytes of each slot and how many bytes
@@ -147,13 +142,17 @@ impl StageArrays {
             resolved: Vec::new(),
             defender_final: Vec::new(),
         };
-        let largest = lens.iter().map(|&n| Self::slot_bytes(n)).max().unwrap_or(0);
+        let largest = lens
+            .iter()
+            .map(|&n| slice_array_bytes(n))
+            .max()
+            .unwrap_or(0);
         let reserve = batch_reserve(largest);
         let mut in_memory_left = space.window().saturating_sub(reserve);
         let mut in_memory = 0;
         let mut file_bytes = Vec::new();
         for &n in lens {
-            let bytes = Self::slot_bytes(n);
+            let bytes = slice_array_bytes(n);
             let scratch = space.scratch().filter(|_| bytes > in_memory_left);
             let alloc = |len: u64| match scratch {
                 Some(dir) => ByteArray::file_backed(dir, len as usize),

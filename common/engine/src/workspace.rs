@@ -12,6 +12,12 @@
 
 use std::path::{Path, PathBuf};
 
+/// Bytes of the kernel's arrays for a slice of `n` positions: a value byte per side and two
+/// bitmaps (attacker resolved, defender final), each rounded up to whole 64-bit words.
+pub fn slice_array_bytes(n: u64) -> u64 {
+    2 * n + 2 * n.div_ceil(64) * 8
+}
+
 /// The resident bytes one out-of-core batch (one slice) may add on top of what stays resident
 /// between batches, given the bytes of the largest slice's arrays: the slice itself and the
 /// black-to-move halves (counter bytes and final bits) of up to eight neighbouring slices, which

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
-use retro_engine::workspace::batch_reserve;
+use retro_engine::workspace::{batch_reserve, slice_array_bytes};
 use retro_engine::{
     solve_stage, ByteArray, FinalValues, Game, PlyReport, SliceId, SolvedSlice, StageTimes, Value,
     Workspace, NON_CANONICAL,
@@ -238,11 +238,6 @@ pub const BASE_BYTES: u64 = 64 << 20;
 /// Memory an out-of-core stage uses besides its inputs and its window of slice arrays: write
 /// buffers of the spilled lists, tasks' output lists, the pages of a list being read.
 pub const OUT_OF_CORE_BYTES: u64 = 96 << 20;
-
-/// Bytes of the arrays of one slot of a slice of `n` positions (both sides, two bitmaps).
-fn slice_array_bytes(n: u64) -> u64 {
-    2 * n + 2 * n.div_ceil(64) * 8
-}
 
 /// Bytes of the brown-to-move values of the stages that stage `stage` reads (held in memory).
 fn input_bytes(game: &Musashi, stage: usize) -> u64 {
