@@ -592,6 +592,11 @@ impl Core {
             for r in &records {
                 tx.put_slice(id, r.id, r.stage, &serde_json::to_string(r)?)?;
             }
+            for d in &req.shards {
+                let c = d.cost.unwrap_or_default();
+                let cost = [c.cpu_us, c.wall_us, c.bytes_read, c.bytes_written, c.peak_rss];
+                tx.put_slice_cost(id, d.slice_id, cost)?;
+            }
             tx.set_task_times(
                 id,
                 stage,

@@ -57,6 +57,16 @@ CREATE TABLE IF NOT EXISTS slices (
     record   TEXT NOT NULL,
     PRIMARY KEY (job_id, slice_id)
 );
+CREATE TABLE IF NOT EXISTS slice_costs (
+    job_id        INTEGER NOT NULL REFERENCES jobs(id),
+    slice_id      INTEGER NOT NULL,
+    cpu_us        INTEGER NOT NULL,
+    wall_us       INTEGER NOT NULL,
+    bytes_read    INTEGER NOT NULL,
+    bytes_written INTEGER NOT NULL,
+    peak_rss      INTEGER NOT NULL,
+    PRIMARY KEY (job_id, slice_id)
+);
 CREATE TABLE IF NOT EXISTS workers (
     id            INTEGER PRIMARY KEY,
     name          TEXT NOT NULL,
@@ -146,6 +156,15 @@ pub struct TaskTimesRow {
     pub assigned_ms: u64,
     /// See `assigned_ms`.
     pub completed_ms: u64,
+}
+
+/// What solving one merged slice cost its worker (see [`retro_proto::SliceCost`]).
+#[derive(Clone, Debug)]
+pub struct SliceCostRow {
+    /// The slice's manifest record (JSON, as in `slices`).
+    pub record: String,
+    /// Thread time, wall time (microseconds), bytes read and written, peak resident bytes.
+    pub cost: [u64; 5],
 }
 
 /// The database connection.
@@ -341,6 +360,42 @@ impl Tx<'_> {
             ],
         )?;
         Ok(())
+    }
+
+    /// Records what a merged slice cost: thread and wall microseconds, bytes read and
+    /// written, peak resident bytes.
+    pub fn put_slice_cost(&self, job: u64, slice: u32, cost: [u64; 5]) -> Result<()> {
+        self.0.execute(
+            "INSERT OR REPLACE INTO slice_costs (job_id, slice_id, cpu_us, wall_us, bytes_read, bytes_written, peak_rss) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                job,
+                slice,
+                cost[0] as i64,
+                cost[1] as i64,
+                cost[2] as i64,
+                cost[3] as i64,
+                cost[4] as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// What each merged slice of a job cost, by slice id (slices merged before costs were
+    /// recorded, or found finished on disk, have none).
+    pub fn slice_costs(&self, job: u64) -> Result<Vec<SliceCostRow>> {
+        let mut stmt = self.0.prepare(
+            "SELECT s.record, c.cpu_us, c.wall_us, c.bytes_read, c.bytes_written, c.peak_rss
+             FROM slice_costs c JOIN slices s ON s.job_id = c.job_id AND s.slice_id = c.slice_id
+             WHERE c.job_id = ?1 ORDER BY c.slice_id",
+        )?;
+        let rows = stmt.query_map([job], |r| {
+            let get = |i| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
+            Ok(SliceCostRow {
+                record: r.get(0)?,
+                cost: [get(1)?, get(2)?, get(3)?, get(4)?, get(5)?],
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Where each finished task of a job spent its time, by stage.

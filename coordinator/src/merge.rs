@@ -64,6 +64,7 @@ pub fn descriptor(r: &SliceRecord) -> pb::ShardDescriptor {
                 counts: h.iter().map(|(&v, &n)| (v as u32, n)).collect(),
             })
             .collect(),
+        cost: None,
     }
 }
 

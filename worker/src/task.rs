@@ -136,9 +136,17 @@ pub fn run_task(
     let shards: Vec<pb::ShardDescriptor> = output
         .tables
         .iter()
-        .map(|record| {
+        .zip(&output.times.slices)
+        .map(|(record, cost)| {
             let mut d = retro_coordinator::merge::descriptor(record);
             d.path = shard_path(record);
+            d.cost = Some(pb::SliceCost {
+                cpu_us: cost.cpu.as_micros() as u64,
+                wall_us: cost.wall.as_micros() as u64,
+                bytes_read: cost.read,
+                bytes_written: cost.written,
+                peak_rss: cost.peak_rss,
+            });
             d
         })
         .collect();

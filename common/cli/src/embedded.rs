@@ -9,14 +9,16 @@
 //! small stage on the critical chain can wait minutes behind a large one (measured on BOARD33
 //! up to 10 browns: a 36 M-position stage took 103 s instead of ~3 s).
 
-use crate::solve::{start_value, SolveSummary};
+use crate::solve::{start_value, SliceReport, SolveSummary};
 use anyhow::{bail, Context, Result};
 use retro_coordinator::core::{Core, CoreConfig};
-use retro_coordinator::db::DATABASE;
+use retro_coordinator::db::{Db, DATABASE};
 use retro_coordinator::server::{start_with, CoordinatorOptions};
+use retro_engine::{Game, SliceCost};
 use retro_musashi::Musashi;
 use retro_pipeline::job_dir;
-use std::path::PathBuf;
+use retro_store::SliceRecord;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tracing::info;
 
@@ -191,5 +193,34 @@ pub fn run_observed(
         solved_positions: positions - at_start,
         seconds,
         start: start_value(&game, out)?,
+        slices: slice_reports(&game, out, job)?,
     })
+}
+
+/// What each slice of the job cost its worker, as the coordinator recorded it at the merge.
+fn slice_reports(game: &Musashi, out: &Path, job: u64) -> Result<Vec<SliceReport>> {
+    let db = Db::open(out)?;
+    let rows = db.read().slice_costs(job)?;
+    let stages = game.stages();
+    rows.into_iter()
+        .map(|row| {
+            let record: SliceRecord = serde_json::from_str(&row.record)
+                .context("a slice record in the job database is not valid")?;
+            let [cpu_us, wall_us, read, written, peak_rss] = row.cost;
+            Ok(SliceReport {
+                stage: stages
+                    .get(record.stage)
+                    .map_or_else(|| format!("stage {}", record.stage), |s| s.name.clone()),
+                name: record.name,
+                positions: 2 * record.positions,
+                cost: SliceCost {
+                    cpu: Duration::from_micros(cpu_us),
+                    wall: Duration::from_micros(wall_us),
+                    read,
+                    written,
+                    peak_rss,
+                },
+            })
+        })
+        .collect()
 }

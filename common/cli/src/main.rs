@@ -93,10 +93,14 @@ struct BenchArgs {
     /// Which driver to time.
     #[arg(long, value_enum, default_value = "both")]
     mode: bench::BenchMode,
-    /// Instead of timing, run one cluster solve and report per task (positions/s per core,
-    /// bytes read and written) and peak RSS; write PREFIX.csv (samples) and PREFIX.png (plot).
+    /// Instead of timing, run one solve (--mode in-process, or else the cluster) and report
+    /// per slice positions/s per core, bytes read and written and peak RSS (and per task
+    /// through the cluster); write PREFIX.csv (samples), PREFIX-slices.csv and PREFIX.png.
     #[arg(long, value_name = "PREFIX")]
     report: Option<PathBuf>,
+    /// Memory the reported solve may use [default: the machine's RAM] (with --report).
+    #[arg(long, value_name = "BYTES", value_parser = retro_worker::cli::parse_bytes, requires = "report")]
+    memory_budget: Option<u64>,
     /// Where the scratch output directories go (removed after each run).
     #[arg(long, value_name = "DIR", default_value = "target/bench")]
     scratch: PathBuf,
@@ -425,16 +429,34 @@ fn run(cli: Cli) -> Result<()> {
                     std::fs::remove_dir_all(&out)
                         .map_err(|e| anyhow::anyhow!("cannot clear {}: {e}", out.display()))?;
                 }
-                let options = embedded::EmbeddedOptions {
-                    out: out.clone(),
-                    threads: threads(a.threads)?,
-                    workers: 2,
-                    level: a.level,
-                    quiet: true,
-                    lease: std::time::Duration::from_secs(10),
-                    memory_budget: retro_worker::cli::machine_memory(),
+                let threads = threads(a.threads)?;
+                let memory_budget = a
+                    .memory_budget
+                    .unwrap_or_else(retro_worker::cli::machine_memory);
+                let run = match a.mode {
+                    bench::BenchMode::InProcess => {
+                        report::ReportRun::InProcess(solve::SolveOptions {
+                            out: out.clone(),
+                            threads,
+                            level: a.level,
+                            quiet: true,
+                            memory_budget,
+                            out_of_core: false,
+                        })
+                    }
+                    bench::BenchMode::Cluster | bench::BenchMode::Both => {
+                        report::ReportRun::Cluster(embedded::EmbeddedOptions {
+                            out: out.clone(),
+                            threads,
+                            workers: 2,
+                            level: a.level,
+                            quiet: true,
+                            lease: std::time::Duration::from_secs(10),
+                            memory_budget,
+                        })
+                    }
                 };
-                report::report(a.target.game()?, &options, prefix)?;
+                report::report(a.target.game()?, &run, prefix)?;
                 std::fs::remove_dir_all(&out).ok();
                 return Ok(());
             }

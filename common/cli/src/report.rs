@@ -1,18 +1,24 @@
-//! `retro bench --report PREFIX`: where a cluster solve's time, I/O and memory go.
+//! `retro bench --report PREFIX`: where a solve's time, I/O and memory go, slice by slice.
 //!
-//! One solve through the embedded coordinator and workers is sampled every 50 ms (positions
-//! done, resident memory); afterwards every task's records are read from the job database. It
-//! prints one line per task (a stage: one brown count, all its black points) with positions/s,
-//! positions/s per core, bytes read and written, and writes `PREFIX.csv` (the samples) and
-//! `PREFIX.png` (throughput and memory over the run).
+//! One solve (through the embedded coordinator and workers, or the in-process driver) is
+//! sampled while it runs (positions done, resident memory: every 0.1 s for the first minute,
+//! then every second). Afterwards it prints, per slice (one brown count and black point),
+//! positions/s per core (positions over the CPU time the kernel spent on the slice), bytes read
+//! and written and the largest resident memory seen while the slice was worked on; through the
+//! cluster also one line per task (a stage). It writes `PREFIX.csv` (the samples),
+//! `PREFIX-slices.csv` (the slices) and `PREFIX.png` (throughput and memory over the run).
 
 use crate::embedded::{run_observed, EmbeddedOptions};
+use crate::solve::{self, SliceReport, SolveOptions, SolveSummary};
 use anyhow::{Context, Result};
+use indicatif::ProgressBar;
 use plotters::prelude::*;
 use retro_coordinator::db::{Db, TaskTimesRow};
+use retro_engine::meter::resident_bytes;
 use retro_musashi::Musashi;
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// One sample of a running solve.
 #[derive(Clone, Copy, Debug)]
@@ -25,49 +31,108 @@ pub struct Sample {
     pub rss: u64,
 }
 
-/// Resident set size of this process now (Linux `VmRSS`).
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kib| kib * 1024)
+/// The samples of one run, thinned to one per 0.1 s for the first minute and one per second
+/// after (a long run's file stays small).
+struct Samples {
+    started: Instant,
+    samples: Vec<Sample>,
 }
 
-/// Solves `game` into `out` with `opts`, then prints and draws the report under `prefix`.
-pub fn report(game: Musashi, opts: &EmbeddedOptions, prefix: &Path) -> Result<()> {
-    let started = Instant::now();
-    let mut samples = vec![Sample {
-        seconds: 0.0,
-        positions: 0,
-        rss: rss_bytes(),
-    }];
-    let summary = run_observed(Some(game), opts, &mut |status| {
-        samples.push(Sample {
-            seconds: started.elapsed().as_secs_f64(),
-            positions: status.positions_done,
-            rss: rss_bytes(),
+impl Samples {
+    fn new() -> Samples {
+        let mut samples = Samples {
+            started: Instant::now(),
+            samples: Vec::new(),
+        };
+        samples.offer(0);
+        samples
+    }
+
+    /// Records `positions` done now, if enough time has passed since the last sample.
+    fn offer(&mut self, positions: u64) {
+        let seconds = self.started.elapsed().as_secs_f64();
+        let spacing = if seconds < 60.0 { 0.1 } else { 1.0 };
+        if self
+            .samples
+            .last()
+            .is_some_and(|last| seconds - last.seconds < spacing)
+        {
+            return;
+        }
+        self.samples.push(Sample {
+            seconds,
+            positions,
+            rss: resident_bytes(),
         });
-    })?;
-    let db = Db::open(&opts.out)?;
-    let job = db
-        .read()
-        .jobs()?
-        .into_iter()
-        .find(|j| j.dir == ".")
-        .context("the job database has no embedded job")?;
-    let tasks = db.read().task_times(job.id)?;
-    print_tasks(&tasks, opts.threads)?;
+    }
+}
+
+/// Which driver the report runs.
+pub enum ReportRun {
+    /// The single-process driver: one line per slice.
+    InProcess(SolveOptions),
+    /// A coordinator and workers in this process: one line per task and one per slice.
+    Cluster(EmbeddedOptions),
+}
+
+/// Solves `game` as `run` says, then prints and draws the report under `prefix`.
+pub fn report(game: Musashi, run: &ReportRun, prefix: &Path) -> Result<()> {
+    let label = job_label(&retro_pipeline::definition(&game));
+    let mut samples = Samples::new();
+    let (summary, threads, tasks): (SolveSummary, usize, Vec<TaskTimesRow>) = match run {
+        ReportRun::Cluster(opts) => {
+            let summary = run_observed(Some(game), opts, &mut |status| {
+                samples.offer(status.positions_done)
+            })?;
+            let db = Db::open(&opts.out)?;
+            let job = db
+                .read()
+                .jobs()?
+                .into_iter()
+                .find(|j| j.dir == ".")
+                .context("the job database has no embedded job")?;
+            let tasks = db.read().task_times(job.id)?;
+            (summary, opts.threads, tasks)
+        }
+        ReportRun::InProcess(opts) => {
+            let bar = ProgressBar::hidden();
+            let finished = AtomicBool::new(false);
+            let summary = std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    while !finished.load(Ordering::Relaxed) {
+                        samples.offer(bar.position());
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    samples.offer(bar.position());
+                });
+                let summary = solve::run_with_bar(game, opts, bar.clone());
+                finished.store(true, Ordering::Relaxed);
+                summary
+            })?;
+            (summary, opts.threads, Vec::new())
+        }
+    };
+    let samples = samples.samples;
+    if !tasks.is_empty() {
+        print_tasks(&tasks, threads)?;
+        outln!();
+    }
+    print_slices(&summary.slices)?;
     let peak = samples.iter().map(|s| s.rss).max().unwrap_or(0);
+    let mut rates: Vec<f64> = summary
+        .slices
+        .iter()
+        .map(SliceReport::positions_per_core_second)
+        .collect();
+    rates.sort_by(f64::total_cmp);
     outln!(
-        "total: {} positions in {:.2} s = {:.1} M positions/s, {:.1} M per core ({} threads); peak RSS {:.0} MiB",
+        "total: {} positions in {:.2} s = {:.1} M positions/s, {:.1} M per core ({} threads); per slice median {:.1} M positions/s per core; peak RSS {:.0} MiB",
         summary.solved_positions,
         summary.seconds,
         summary.solved_positions as f64 / summary.seconds / 1e6,
-        summary.solved_positions as f64 / summary.seconds / 1e6 / opts.threads as f64,
-        opts.threads,
+        summary.solved_positions as f64 / summary.seconds / 1e6 / threads as f64,
+        threads,
+        rates.get(rates.len() / 2).copied().unwrap_or(0.0) / 1e6,
         peak as f64 / (1 << 20) as f64
     );
     if let Some(dir) = prefix.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -79,16 +144,81 @@ pub fn report(game: Musashi, opts: &EmbeddedOptions, prefix: &Path) -> Result<()
         text.push_str(&format!("{:.3},{},{}\n", s.seconds, s.positions, s.rss));
     }
     retro_store::write_atomic(&csv, text.as_bytes())?;
+    let slices_csv = sibling(prefix, "-slices.csv");
+    let mut text = String::from(
+        "stage,slice,positions,cpu_seconds,wall_seconds,positions_per_s_per_core,bytes_read,bytes_written,peak_rss_bytes\n",
+    );
+    for r in &summary.slices {
+        text.push_str(&format!(
+            "{},{},{},{:.3},{:.3},{:.0},{},{},{}\n",
+            r.stage,
+            r.name,
+            r.positions,
+            r.cost.cpu.as_secs_f64(),
+            r.cost.wall.as_secs_f64(),
+            r.positions_per_core_second(),
+            r.cost.read,
+            r.cost.written,
+            r.cost.peak_rss
+        ));
+    }
+    retro_store::write_atomic(&slices_csv, text.as_bytes())?;
     let png = prefix.with_extension("png");
+    let driver = match run {
+        ReportRun::InProcess(_) => "in-process",
+        ReportRun::Cluster(_) => "cluster",
+    };
     draw(
         &samples,
         &png,
-        &format!("{} ({} threads)", job_label(&job.definition), opts.threads),
+        &format!("{label}, {driver}, {threads} threads"),
     )?;
-    outln!("samples: {}; plot: {}", csv.display(), png.display());
+    outln!(
+        "samples: {}; slices: {}; plot: {}",
+        csv.display(),
+        slices_csv.display(),
+        png.display()
+    );
     Ok(())
 }
 
+/// `prefix` with `suffix` appended to its file name ("docs/run" → "docs/run-slices.csv").
+fn sibling(prefix: &Path, suffix: &str) -> PathBuf {
+    let mut name = prefix.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    prefix.with_file_name(name)
+}
+
+/// One line per slice, in the order they were solved.
+fn print_slices(slices: &[SliceReport]) -> Result<()> {
+    outln!(
+        "{:<22} {:>13} {:>9} {:>9} {:>12} {:>10} {:>10} {:>9}",
+        "slice",
+        "positions",
+        "cpu s",
+        "wall s",
+        "M pos/s/core",
+        "read MB",
+        "written MB",
+        "peak MiB"
+    );
+    for r in slices {
+        outln!(
+            "{:<22} {:>13} {:>9.2} {:>9.2} {:>12.1} {:>10.1} {:>10.1} {:>9.0}",
+            r.name,
+            r.positions,
+            r.cost.cpu.as_secs_f64(),
+            r.cost.wall.as_secs_f64(),
+            r.positions_per_core_second() / 1e6,
+            r.cost.read as f64 / 1e6,
+            r.cost.written as f64 / 1e6,
+            r.cost.peak_rss as f64 / (1 << 20) as f64
+        );
+    }
+    Ok(())
+}
+
+/// "BOARD25, max browns 16" from a job's definition.
 fn job_label(definition: &serde_json::Value) -> String {
     format!(
         "{}, max browns {}",

@@ -11,11 +11,11 @@ use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 use retro_engine::{ByteArray, Game};
+use retro_engine::{DiskIo, SliceCost};
 use retro_musashi::counts::format_count_table;
 use retro_musashi::values::describe;
 use retro_musashi::{Musashi, Position};
 use retro_pipeline::counts::count_rows_from_manifest;
-use retro_pipeline::disk_io::DiskIo;
 use retro_pipeline::stage::{
     compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
 };
@@ -52,6 +52,22 @@ pub struct SolveSummary {
     pub seconds: f64,
     /// The start position's value in words, if the board has a start position.
     pub start: String,
+    /// What each slice solved by this run cost, in the order the stages finished (the
+    /// in-process driver; the embedded cluster keeps them in its job database).
+    pub slices: Vec<SliceReport>,
+}
+
+/// What solving one slice cost.
+#[derive(Clone, Debug)]
+pub struct SliceReport {
+    /// The slice's stage ("browns=12").
+    pub stage: String,
+    /// The slice ("browns=12 black=22").
+    pub name: String,
+    /// Array slots, both sides.
+    pub positions: u64,
+    /// Thread time, wall time, disk traffic and peak memory.
+    pub cost: SliceCost,
 }
 
 /// Solves `game` into `opts.out`, resuming what is already there.
@@ -62,6 +78,11 @@ pub struct SolveSummary {
 /// when one stage's plies run out of parallel work. Each finished stage's tables are written and
 /// the manifest saved before the stage counts as finished.
 pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
+    run_with_bar(game, opts, crate::progress::positions_bar(opts.quiet))
+}
+
+/// [`run`], counting solved positions on `bar` (which an observer may read meanwhile).
+pub fn run_with_bar(game: Musashi, opts: &SolveOptions, bar: ProgressBar) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
     let mut manifest = job_dir::prepare(out, &game, &[])?;
@@ -97,7 +118,6 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         .collect::<Result<Vec<_>>>()?;
     let slots = |i: usize| stage_positions(&game, &stages[i]) / 2;
     let total_slots: u64 = (0..stages.len()).map(|i| 2 * slots(i)).sum();
-    let bar = crate::progress::positions_bar(opts.quiet);
     bar.set_length(total_slots);
     for (i, _) in done.iter().enumerate().filter(|(_, &d)| d) {
         bar.inc(2 * slots(i));
@@ -119,6 +139,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         plans,
         running_memory: 0,
         solved_positions: 0,
+        slices: Vec::new(),
         error: None,
     });
     let wake = Condvar::new();
@@ -135,7 +156,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         }
     });
     bar.finish_and_clear();
-    let st = state.into_inner().expect("schedule lock");
+    let mut st = state.into_inner().expect("schedule lock");
     if let Some(e) = st.error {
         return Err(e);
     }
@@ -145,6 +166,7 @@ pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
         solved_positions: st.solved_positions,
         seconds: started.elapsed().as_secs_f64(),
         start: start_value(&game, out)?,
+        slices: std::mem::take(&mut st.slices),
     })
 }
 
@@ -161,6 +183,7 @@ struct Schedule {
     /// Estimated bytes of the stages running now.
     running_memory: u64,
     solved_positions: u64,
+    slices: Vec<SliceReport>,
     error: Option<anyhow::Error>,
 }
 
@@ -312,6 +335,18 @@ fn stage_worker(
         st.manifest.complete = st.done.iter().all(|&d| d);
         st.manifest.save(out)?;
         st.solved_positions += stage_slots;
+        let reports: Vec<SliceReport> = stage
+            .slices
+            .iter()
+            .zip(&times.slices)
+            .map(|(&slice, &cost)| SliceReport {
+                stage: stage.name.clone(),
+                name: game.slice_name(slice),
+                positions: 2 * game.slice_len(slice),
+                cost,
+            })
+            .collect();
+        st.slices.extend(reports.iter().cloned());
         if st.readers[i] > 0 {
             for (slice, values) in output.finals {
                 st.finals[slice.0 as usize] = Some(Arc::new(values));
@@ -328,17 +363,17 @@ fn stage_worker(
         wake.notify_all();
         drop(st);
         bar.suspend(|| {
-            // Out of core, the kernel timed each slice (all its plies together).
-            for (slot, time) in times.slices.iter().enumerate() {
-                let slice = stage.slices[slot];
-                let positions = 2 * game.slice_len(slice);
-                let per_core =
-                    positions as f64 / time.as_secs_f64().max(1e-9) / opts.threads as f64;
+            // What each slice cost (all its plies together): logged for out-of-core stages,
+            // where slices are solved one at a time and the lines show the progress.
+            for r in reports.iter().filter(|_| placement != Placement::InMemory) {
                 info!(
-                    slice = %game.slice_name(slice),
-                    positions,
-                    seconds = format!("{:.1}", time.as_secs_f64()),
-                    positions_per_s_per_core = per_core as u64,
+                    slice = %r.name,
+                    positions = r.positions,
+                    seconds = format!("{:.1}", r.cost.wall.as_secs_f64()),
+                    positions_per_s_per_core = r.positions_per_core_second() as u64,
+                    disk_read_mb = r.cost.read >> 20,
+                    disk_written_mb = r.cost.written >> 20,
+                    rss_mb = r.cost.peak_rss >> 20,
                     "slice solved"
                 );
             }
@@ -356,6 +391,13 @@ fn stage_worker(
                 "stage finished"
             )
         });
+    }
+}
+
+impl SliceReport {
+    /// Positions solved per second of thread time: the throughput of one core.
+    pub fn positions_per_core_second(&self) -> f64 {
+        self.positions as f64 / self.cost.cpu.as_secs_f64().max(1e-9)
     }
 }
 

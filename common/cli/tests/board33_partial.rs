@@ -118,34 +118,75 @@ fn a_forty_point_board_is_accepted_and_solved_in_part() {
     assert!(verified.contains("recurrence: OK"), "{verified}");
 }
 
+/// `retro bench --report` through both drivers: per-slice lines and rows (positions, CPU time,
+/// bytes written including the table, memory) that add up to the run's total, the same slices
+/// from both, the samples and the plot.
 #[test]
-fn bench_report_prints_per_task_figures_and_draws_a_plot() {
-    let dir = temp_dir("bench-report");
-    let prefix = dir.join("run");
-    let out = retro_ok(&[
-        "bench",
-        "--game",
-        "musashi33",
-        "--max-browns",
-        "5",
-        "--scratch",
-        s(&dir),
-        "--report",
-        s(&prefix),
-    ]);
-    assert!(
-        out.contains("M pos/s/core") && out.contains("browns=5"),
-        "{out}"
+fn bench_report_prints_per_slice_figures_and_draws_a_plot() {
+    let mut slice_rows = Vec::new();
+    for mode in ["cluster", "in-process"] {
+        let dir = temp_dir(&format!("bench-report-{mode}"));
+        let prefix = dir.join("run");
+        let out = retro_ok(&[
+            "bench",
+            "--game",
+            "musashi33",
+            "--max-browns",
+            "5",
+            "--mode",
+            mode,
+            "--memory-budget",
+            "2GiB",
+            "--scratch",
+            s(&dir),
+            "--report",
+            s(&prefix),
+        ]);
+        assert!(
+            out.contains("M pos/s/core") && out.contains("browns=5 black=22"),
+            "{out}"
+        );
+        assert!(out.contains("peak RSS"), "{out}");
+        if mode == "cluster" {
+            assert!(out.contains("compute s"), "per-task lines: {out}");
+        }
+        let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
+        assert!(csv.starts_with("seconds,positions_done,rss_bytes\n") && csv.lines().count() > 2);
+        let png = std::fs::read(dir.join("run.png")).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        // One row per slice: positions, CPU time, its table among the bytes written, memory.
+        let slices = std::fs::read_to_string(dir.join("run-slices.csv")).unwrap();
+        let mut rows: Vec<(String, u64)> = Vec::new();
+        for line in slices.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            assert_eq!(f.len(), 9, "{line}");
+            let positions: u64 = f[2].parse().unwrap();
+            let cpu: f64 = f[3].parse().unwrap();
+            let written: u64 = f[7].parse().unwrap();
+            let rss: u64 = f[8].parse().unwrap();
+            assert!(
+                positions > 0 && cpu >= 0.0 && written > 0 && rss > 0,
+                "{line}"
+            );
+            rows.push((f[1].to_string(), positions));
+        }
+        let total: u64 = rows.iter().map(|r| r.1).sum();
+        assert!(
+            out.contains(&format!("total: {total} positions")),
+            "the slices add up to the total: {out}"
+        );
+        rows.sort();
+        slice_rows.push(rows);
+        assert!(
+            !dir.join("report-run").exists(),
+            "the scratch solve is removed"
+        );
+    }
+    assert_eq!(
+        slice_rows[0], slice_rows[1],
+        "both drivers report every slice"
     );
-    assert!(out.contains("peak RSS"), "{out}");
-    let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
-    assert!(csv.starts_with("seconds,positions_done,rss_bytes\n") && csv.lines().count() > 2);
-    let png = std::fs::read(dir.join("run.png")).unwrap();
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    assert!(
-        !dir.join("report-run").exists(),
-        "the scratch solve is removed"
-    );
+    assert!(slice_rows[0].len() > 30);
 }
 
 /// The memory-budget test of the out-of-core issue: BOARD33 up to 10 browns in 1 GiB (the

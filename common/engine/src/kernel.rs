@@ -24,6 +24,7 @@
 use crate::atomic::ByteArray;
 use crate::frontier::{Frontier, SlotLists};
 use crate::game::{DefenderMove, Game, SliceId, Stage};
+use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
 use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
 use arrayvec::ArrayVec;
@@ -73,9 +74,8 @@ pub struct StageTimes {
     pub attacker_plies: std::time::Duration,
     /// Even plies: expanding attacker-to-move frontiers (defender un-moves, counters).
     pub defender_plies: std::time::Duration,
-    /// Out of core, the time spent on each slice (by slot in the stage), all plies together;
-    /// empty in memory, where a ply works on every slice at once.
-    pub slices: Vec<std::time::Duration>,
+    /// What each slice (by slot in the stage) cost, all plies together.
+    pub slices: Vec<SliceCost>,
 }
 
 /// Why a stage could not be solved.
@@ -184,16 +184,6 @@ impl StageArrays {
     }
 }
 
-/// Adds the time since `since` to the slice of a one-slice batch (out of core).
-fn charge(times: &mut StageTimes, batch: &[usize], since: Instant) {
-    if let [slot] = batch {
-        if times.slices.len() <= *slot {
-            times.slices.resize(*slot + 1, std::time::Duration::ZERO);
-        }
-        times.slices[*slot] += since.elapsed();
-    }
-}
-
 /// List chunks expanded between two releases of a spilled list's pages (4M keys, 32 MB).
 const GROUP_CHUNKS: usize = 1 << 10;
 
@@ -203,14 +193,15 @@ const GROUP_CHUNKS: usize = 1 << 10;
 fn expand(
     list: &Frontier,
     batch: &[usize],
-    n: usize,
+    clocks: &SlotClocks,
     work: impl Fn(u32, &[u64]) -> Vec<bool> + Sync,
 ) -> Vec<bool> {
+    let n = clocks.slots();
     let mut touched = vec![false; n];
     for group in list.chunks(batch).chunks(GROUP_CHUNKS) {
         let t = group
             .par_iter()
-            .map(|&(s, keys)| work(s, keys))
+            .map(|&(s, keys)| clocks.time(s as usize, || work(s, keys)))
             .reduce(|| vec![false; n], touched_union);
         touched = touched_union(touched, t);
         list.release();
@@ -235,7 +226,6 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     space: &Workspace,
     mut on_ply: impl FnMut(PlyReport),
 ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
-    let mut times = StageTimes::default();
     let clock = Instant::now();
     let mut slot_of = vec![u32::MAX; game.slice_count()];
     for (slot, slice) in stage.slices.iter().enumerate() {
@@ -244,6 +234,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let slot = |slice: SliceId| -> u32 { slot_of[slice.0 as usize] };
     let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
     let n = stage.slices.len();
+    let mut times = StageTimes {
+        slices: vec![SliceCost::default(); n],
+        ..StageTimes::default()
+    };
+    let clocks = SlotClocks::new(n);
     let scratch_error = |e: std::io::Error| KernelError::Scratch {
         stage: stage.name.clone(),
         source: e,
@@ -291,7 +286,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
 
     // Initialisation: one sweep over the defender-to-move positions, a batch of slots at a time.
     for batch in &batches {
-        let batch_clock = Instant::now();
+        let batch_start = BatchStart::now();
         let tasks: Vec<(u32, u64)> = batch
             .iter()
             .flat_map(|&s| (0..lens[s].div_ceil(SWEEP_CHUNK)).map(move |c| (s as u32, c)))
@@ -299,82 +294,84 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         let outcomes: Vec<(u64, Option<String>)> = tasks
             .par_iter()
             .map(|&(s, chunk)| {
-                let slice = stage.slices[s as usize];
-                let start = chunk * SWEEP_CHUNK;
-                let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
-                let mut seeds = Seeds::new(s);
-                let mut in_stage: ArrayVec<Entry, MAX_MOVES> = ArrayVec::new();
-                game.for_each_key(slice, start..end, |index, key| {
-                    let i = index as usize;
-                    if !game.is_canonical(slice, key) {
-                        attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
-                        defender[s as usize][i].store(NON_CANONICAL, Relaxed);
-                        // Marked resolved, so that a late-ply pull never visits it.
-                        resolved[s as usize][i / 64].fetch_or(1 << (i % 64), Relaxed);
-                        mark_defender(s as usize, i);
-                        return;
-                    }
-                    seeds.canonical += 1;
-                    in_stage.clear();
-                    let mut exit_max: Option<Value> = None;
-                    let mut escapes = false;
-                    let mut problem = None;
-                    game.defender_moves(slice, key, |mv| match mv {
-                        DefenderMove::InStage(to, to_key) => {
-                            let to_slot = slot(to);
-                            if to_slot == u32::MAX {
-                                problem =
-                                    Some(format!("defender move to {to:?} outside the stage"));
-                            } else if !in_stage.contains(&(to_slot, to_key))
-                                && in_stage.try_push((to_slot, to_key)).is_err()
-                            {
-                                problem =
-                                    Some(format!("a position has more than {MAX_MOVES} moves"));
-                            }
+                clocks.time(s as usize, || {
+                    let slice = stage.slices[s as usize];
+                    let start = chunk * SWEEP_CHUNK;
+                    let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
+                    let mut seeds = Seeds::new(s);
+                    let mut in_stage: ArrayVec<Entry, MAX_MOVES> = ArrayVec::new();
+                    game.for_each_key(slice, start..end, |index, key| {
+                        let i = index as usize;
+                        if !game.is_canonical(slice, key) {
+                            attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
+                            defender[s as usize][i].store(NON_CANONICAL, Relaxed);
+                            // Marked resolved, so that a late-ply pull never visits it.
+                            resolved[s as usize][i / 64].fetch_or(1 << (i % 64), Relaxed);
+                            mark_defender(s as usize, i);
+                            return;
                         }
-                        DefenderMove::Final(to, to_key) => {
-                            let v = finals.attacker_value(to, game.index(to, to_key));
-                            if v == UNRESOLVED {
-                                escapes = true;
-                            } else {
-                                exit_max = Some(exit_max.map_or(v, |m| m.max(v)));
+                        seeds.canonical += 1;
+                        in_stage.clear();
+                        let mut exit_max: Option<Value> = None;
+                        let mut escapes = false;
+                        let mut problem = None;
+                        game.defender_moves(slice, key, |mv| match mv {
+                            DefenderMove::InStage(to, to_key) => {
+                                let to_slot = slot(to);
+                                if to_slot == u32::MAX {
+                                    problem =
+                                        Some(format!("defender move to {to:?} outside the stage"));
+                                } else if !in_stage.contains(&(to_slot, to_key))
+                                    && in_stage.try_push((to_slot, to_key)).is_err()
+                                {
+                                    problem =
+                                        Some(format!("a position has more than {MAX_MOVES} moves"));
+                                }
                             }
+                            DefenderMove::Final(to, to_key) => {
+                                let v = finals.attacker_value(to, game.index(to, to_key));
+                                if v == UNRESOLVED {
+                                    escapes = true;
+                                } else {
+                                    exit_max = Some(exit_max.map_or(v, |m| m.max(v)));
+                                }
+                            }
+                        });
+                        if problem.is_some() {
+                            seeds.error = problem;
+                            return;
+                        }
+                        if escapes {
+                            // A capture reaches a defender win: the value is final, UNRESOLVED (0),
+                            // and the zero byte means no decrement ever applies.
+                            mark_defender(s as usize, i);
+                            return;
+                        }
+                        let pending = in_stage.len() + usize::from(exit_max.is_some());
+                        if pending == 0 {
+                            defender[s as usize][i].store(1, Relaxed);
+                            mark_defender(s as usize, i);
+                            seeds.stalemates.push(key);
+                            return;
+                        }
+                        defender[s as usize][i].store(pending as u8, Relaxed);
+                        if let Some(m) = exit_max {
+                            seeds.exit(m, key);
                         }
                     });
-                    if problem.is_some() {
-                        seeds.error = problem;
-                        return;
-                    }
-                    if escapes {
-                        // A capture reaches a defender win: the value is final, UNRESOLVED (0),
-                        // and the zero byte means no decrement ever applies.
-                        mark_defender(s as usize, i);
-                        return;
-                    }
-                    let pending = in_stage.len() + usize::from(exit_max.is_some());
-                    if pending == 0 {
-                        defender[s as usize][i].store(1, Relaxed);
-                        mark_defender(s as usize, i);
-                        seeds.stalemates.push(key);
-                        return;
-                    }
-                    defender[s as usize][i].store(pending as u8, Relaxed);
-                    if let Some(m) = exit_max {
-                        seeds.exit(m, key);
-                    }
-                });
-                let slot = seeds.slot as usize;
-                stalemates
-                    .lock()
-                    .expect("frontier lock")
-                    .push(slot, seeds.stalemates);
-                for (v, keys) in seeds.exits {
-                    scheduled[v as usize]
+                    let slot = seeds.slot as usize;
+                    stalemates
                         .lock()
                         .expect("frontier lock")
-                        .push(slot, keys);
-                }
-                (seeds.canonical, seeds.error)
+                        .push(slot, seeds.stalemates);
+                    for (v, keys) in seeds.exits {
+                        scheduled[v as usize]
+                            .lock()
+                            .expect("frontier lock")
+                            .push(slot, keys);
+                    }
+                    (seeds.canonical, seeds.error)
+                })
             })
             .collect();
         for (canonical, error) in outcomes {
@@ -389,7 +386,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         }
         after_batch(&touched);
         finals.release();
-        charge(&mut times, batch, batch_clock);
+        batch_start.charge(&mut times.slices, batch, &lens);
     }
     let mut defender_final: Vec<Frontier> = (0..BUCKETS).map(|_| Frontier::new(n, space)).collect();
     defender_final[1] = stalemates.into_inner().expect("frontier lock");
@@ -428,7 +425,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             frontier.seal().map_err(scratch_error)?;
             let sink = Mutex::new(Frontier::new(n, space));
             for batch in &batches {
-                let batch_clock = Instant::now();
+                let batch_start = BatchStart::now();
                 let touched = if attacker_unresolved < frontier.len() {
                     pull_ply(
                         game,
@@ -437,6 +434,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         &lens,
                         &resolved,
                         &sink,
+                        &clocks,
                         |s, key, i, out| {
                             let mut found = false;
                             game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
@@ -454,7 +452,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         },
                     )
                 } else {
-                    expand(&frontier, batch, n, |s, chunk| {
+                    expand(&frontier, batch, &clocks, |s, chunk| {
                         let mut out = SlotLists::new(n);
                         for &key in chunk {
                             game.attacker_unmoves(
@@ -485,7 +483,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 };
                 frontier.release();
                 after_batch(&touched);
-                charge(&mut times, batch, batch_clock);
+                batch_start.charge(&mut times.slices, batch, &lens);
             }
             attacker_final = sink.into_inner().expect("frontier lock");
             attacker_unresolved -= attacker_final.len();
@@ -511,8 +509,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 }
             };
             for batch in &batches {
-                let batch_clock = Instant::now();
-                let from_frontier = expand(&frontier, batch, n, |s, chunk| {
+                let batch_start = BatchStart::now();
+                let from_frontier = expand(&frontier, batch, &clocks, |s, chunk| {
                     let mut out = SlotLists::new(n);
                     let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
                     for &key in chunk {
@@ -533,7 +531,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     sink.lock().expect("frontier lock").absorb(out);
                     touched
                 });
-                let from_exits = expand(&exit_list, batch, n, |s, chunk| {
+                let from_exits = expand(&exit_list, batch, &clocks, |s, chunk| {
                     let mut out = SlotLists::new(n);
                     for &key in chunk {
                         let i = game.index(stage.slices[s as usize], key);
@@ -546,7 +544,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 frontier.release();
                 exit_list.release();
                 after_batch(&touched_union(from_frontier, from_exits));
-                charge(&mut times, batch, batch_clock);
+                batch_start.charge(&mut times.slices, batch, &lens);
             }
             defender_final[ply + 1] = sink.into_inner().expect("frontier lock");
             (
@@ -569,27 +567,32 @@ pub fn solve_stage<G: Game, F: FinalValues>(
 
     // Defender positions whose counter never reached zero are defender wins.
     for batch in &batches {
-        let batch_clock = Instant::now();
+        let batch_start = BatchStart::now();
         batch.par_iter().for_each(|&s| {
-            for (w, word) in defender_final_bit[s].iter().enumerate() {
-                let mut open = !word.load(Relaxed);
-                while open != 0 {
-                    let i = w * 64 + open.trailing_zeros() as usize;
-                    open &= open - 1;
-                    if (i as u64) < lens[s] {
-                        defender[s][i].store(UNRESOLVED, Relaxed);
+            clocks.time(s, || {
+                for (w, word) in defender_final_bit[s].iter().enumerate() {
+                    let mut open = !word.load(Relaxed);
+                    while open != 0 {
+                        let i = w * 64 + open.trailing_zeros() as usize;
+                        open &= open - 1;
+                        if (i as u64) < lens[s] {
+                            defender[s][i].store(UNRESOLVED, Relaxed);
+                        }
                     }
                 }
-            }
+            })
         });
         let mut touched = vec![false; n];
         for &s in batch {
             touched[s] = true;
         }
         after_batch(&touched);
-        charge(&mut times, batch, batch_clock);
+        batch_start.charge(&mut times.slices, batch, &lens);
     }
     drop((attacker, defender, resolved, defender_final_bit));
+    for (s, cost) in times.slices.iter_mut().enumerate() {
+        cost.cpu = clocks.total(s);
+    }
     let StageArrays {
         attacker, defender, ..
     } = arrays;
@@ -623,6 +626,7 @@ fn pull_ply<G: Game>(
     lens: &[u64],
     resolved: &[&[AtomicU64]],
     sink: &Mutex<Frontier>,
+    clocks: &SlotClocks,
     resolves: impl Fn(u32, u64, u64, &mut SlotLists) -> bool + Sync,
 ) -> Vec<bool> {
     const WORDS: usize = 1 << 10;
@@ -634,32 +638,34 @@ fn pull_ply<G: Game>(
     tasks
         .par_iter()
         .map(|&(s, c)| {
-            let mut out = SlotLists::new(n);
-            out.touch(s as u32);
-            let slice = stage.slices[s];
-            let first = c * WORDS;
-            let words = &resolved[s][first..((c + 1) * WORDS).min(resolved[s].len())];
-            let mut found = Vec::new();
-            for (w, word) in words.iter().enumerate() {
-                let clear = !word.load(Relaxed);
-                if clear == 0 {
-                    continue;
-                }
-                let base = ((first + w) * 64) as u64;
-                let start = base + u64::from(clear.trailing_zeros());
-                let end = (base + 64 - u64::from(clear.leading_zeros())).min(lens[s]);
-                game.for_each_key(slice, start..end, |index, key| {
-                    let bit = 1u64 << (index % 64);
-                    if clear & bit != 0 && resolves(s as u32, key, index, &mut out) {
-                        word.fetch_or(bit, Relaxed);
-                        found.push(key);
+            clocks.time(s, || {
+                let mut out = SlotLists::new(n);
+                out.touch(s as u32);
+                let slice = stage.slices[s];
+                let first = c * WORDS;
+                let words = &resolved[s][first..((c + 1) * WORDS).min(resolved[s].len())];
+                let mut found = Vec::new();
+                for (w, word) in words.iter().enumerate() {
+                    let clear = !word.load(Relaxed);
+                    if clear == 0 {
+                        continue;
                     }
-                });
-            }
-            out.keys[s] = found;
-            let touched = std::mem::take(&mut out.touched);
-            sink.lock().expect("frontier lock").absorb(out);
-            touched
+                    let base = ((first + w) * 64) as u64;
+                    let start = base + u64::from(clear.trailing_zeros());
+                    let end = (base + 64 - u64::from(clear.leading_zeros())).min(lens[s]);
+                    game.for_each_key(slice, start..end, |index, key| {
+                        let bit = 1u64 << (index % 64);
+                        if clear & bit != 0 && resolves(s as u32, key, index, &mut out) {
+                            word.fetch_or(bit, Relaxed);
+                            found.push(key);
+                        }
+                    });
+                }
+                out.keys[s] = found;
+                let touched = std::mem::take(&mut out.touched);
+                sink.lock().expect("frontier lock").absorb(out);
+                touched
+            })
         })
         .reduce(|| vec![false; n], touched_union)
 }

@@ -14,7 +14,6 @@
 
 pub mod counts;
 pub mod definition;
-pub mod disk_io;
 pub mod job_dir;
 pub mod stage;
 pub mod storage;

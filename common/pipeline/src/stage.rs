@@ -89,7 +89,7 @@ pub struct StageOutput {
     /// The brown-to-move arrays, for later stages that read this one; empty when the stage was
     /// solved out of core (its arrays are scratch files: later stages read the tables).
     pub finals: Vec<(SliceId, ByteArray)>,
-    /// Where the kernel's time went.
+    /// Where the kernel's time went, and what each slice cost (its table's bytes included).
     pub times: StageTimes,
     /// Time spent compressing and writing the tables.
     pub encode: Duration,
@@ -125,7 +125,7 @@ pub fn compute_stage(
     };
     let out_of_core = placement != Placement::InMemory;
     release_free_memory();
-    let (solved, times) = solve_stage(game, &stages[stage], finals, &space, |report| {
+    let (solved, mut times) = solve_stage(game, &stages[stage], finals, &space, |report| {
         // Out of core the budget is tight: what a ply's lists freed goes back at once.
         if out_of_core {
             release_free_memory();
@@ -136,6 +136,10 @@ pub fn compute_stage(
     let clock = Instant::now();
     let tables = encode_stage(game, stage, &solved, level, write)?;
     let encode = clock.elapsed();
+    // The tables are in the stage's slice order.
+    for (cost, table) in times.slices.iter_mut().zip(&tables) {
+        cost.written += table.bytes;
+    }
     let finals = match placement {
         Placement::InMemory => solved.into_iter().map(|s| (s.slice, s.attacker)).collect(),
         Placement::OutOfCore { .. } => Vec::new(),
