@@ -98,6 +98,9 @@ struct BenchArgs {
     /// through the cluster); write PREFIX.csv (samples), PREFIX-slices.csv and PREFIX.png.
     #[arg(long, value_name = "PREFIX")]
     report: Option<PathBuf>,
+    /// Keep the reported solve's tables in SCRATCH/report-run (e.g. to verify them).
+    #[arg(long, requires = "report")]
+    keep: bool,
     /// Memory the reported solve may use [default: the machine's RAM] (with --report).
     #[arg(long, value_name = "BYTES", value_parser = retro_worker::cli::parse_bytes, requires = "report")]
     memory_budget: Option<u64>,
@@ -457,7 +460,9 @@ fn run(cli: Cli) -> Result<()> {
                     }
                 };
                 report::report(a.target.game()?, &run, prefix)?;
-                std::fs::remove_dir_all(&out).ok();
+                if !a.keep {
+                    std::fs::remove_dir_all(&out).ok();
+                }
                 return Ok(());
             }
             bench::bench(

@@ -54,8 +54,16 @@ impl ByteArray {
             return Ok(ByteArray::zeroed(0));
         }
         let file = tempfile::tempfile_in(dir)?;
-        // A sparse file: zero pages cost no disk until written.
         file.set_len(len as u64)?;
+        reserve_disk(&file, len as u64).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot reserve {len} bytes of scratch space in {}: {e}",
+                    dir.display()
+                ),
+            )
+        })?;
         // SAFETY: the file is unlinked and private to this process; nothing else can change
         // its length or contents behind the map.
         let map = unsafe { MmapMut::map_mut(&file)? };
@@ -145,3 +153,41 @@ impl PartialEq for ByteArray {
 }
 
 impl Eq for ByteArray {}
+
+/// Reserves the disk blocks of `file`'s first `len` bytes, so that a full disk is an error here
+/// rather than a fault (SIGBUS) later, when a page of the map is written back. Where the file
+/// system cannot reserve, the file stays sparse.
+fn reserve_disk(file: &std::fs::File, len: u64) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: fallocate only allocates blocks of the open file it is given.
+        let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EOPNOTSUPP) {
+                return Err(e);
+            }
+        }
+    }
+    let _ = (file, len);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scratch_array_larger_than_the_disk_is_a_clear_error_not_a_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        // 8 TiB: a valid file size, but no test machine has that much free disk.
+        match ByteArray::file_backed(dir.path(), 1 << 43) {
+            Err(e) => assert!(e.to_string().contains("cannot reserve"), "{e}"),
+            Ok(_) => panic!("8 TiB of scratch space reserved"),
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let small = ByteArray::file_backed(dir.path(), 1 << 20).unwrap();
+        assert!(small.is_file_backed());
+    }
+}
