@@ -22,6 +22,7 @@ use retro_pipeline::storage::Storage;
 use retro_pipeline::LocalStorage;
 use retro_proto as pb;
 use retro_proto::worker_api_client::WorkerApiClient;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -124,7 +125,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
         let worker_id = reply.worker_id;
         info!(worker = worker_id, coordinator = %options.coordinator, "registered");
         let progress: Progress = Arc::new(Mutex::new(None));
-        let abandoned = Arc::new(AtomicBool::new(false));
+        let abandoned: Abandoned = Arc::new(Mutex::new(HashSet::new()));
         let unknown = Arc::new(AtomicBool::new(false));
         let heartbeat = tokio::spawn(heartbeat_loop(
             client.clone(),
@@ -212,12 +213,14 @@ async fn execute(
     pool: &Arc<rayon::ThreadPool>,
     cache: &Arc<Mutex<FinalsCache>>,
     progress: &Progress,
-    abandoned: &Arc<AtomicBool>,
+    abandoned: &Abandoned,
     stop: &mut watch::Receiver<bool>,
     backoff: &mut Backoff,
 ) -> Result<bool> {
     info!("task received: {} inputs", task.inputs.len());
-    abandoned.store(false, Ordering::Relaxed);
+    let key = (task.job_id, task.stage, task.attempt);
+    // What is left names earlier tasks only (a late reply about a task already reported).
+    abandoned.lock().expect("abandoned lock").clear();
     *progress.lock().expect("progress lock") = Some(pb::TaskProgress {
         job_id: task.job_id,
         stage: task.stage,
@@ -275,7 +278,7 @@ async fn execute(
             warn!("cannot remove refused shards: {e:#}");
         }
     };
-    if abandoned.load(Ordering::Relaxed) {
+    if abandoned.lock().expect("abandoned lock").remove(&key) {
         warn!("the coordinator took this task back while it ran; dropping its shards");
         *progress.lock().expect("progress lock") = None;
         drop_shards();
@@ -320,13 +323,17 @@ async fn execute(
     Ok(true)
 }
 
+/// The attempts (job, stage, attempt) the coordinator told this worker to abandon, filled by the
+/// heartbeat loop and read when a task finishes: its shards are then dropped, not reported.
+type Abandoned = Arc<Mutex<HashSet<(u64, u32, u32)>>>;
+
 /// Sends heartbeats with the running task's progress until aborted.
 async fn heartbeat_loop(
     mut client: Client,
     worker_id: u64,
     every: Duration,
     progress: Progress,
-    abandoned: Arc<AtomicBool>,
+    abandoned: Abandoned,
     unknown: Arc<AtomicBool>,
 ) {
     let mut tick = tokio::time::interval(every);
@@ -346,13 +353,11 @@ async fn heartbeat_loop(
             .await
         {
             Ok(reply) => {
-                let abandon = reply.into_inner().abandon;
-                if running.iter().any(|r| {
-                    abandon.iter().any(|a| {
-                        a.job_id == r.job_id && a.stage == r.stage && a.attempt == r.attempt
-                    })
-                }) {
-                    abandoned.store(true, Ordering::Relaxed);
+                // By now the worker may be on its next task: only the attempts named are
+                // abandoned (a reply naming the task just completed must not touch the next).
+                let mut abandoned = abandoned.lock().expect("abandoned lock");
+                for a in reply.into_inner().abandon {
+                    abandoned.insert((a.job_id, a.stage, a.attempt));
                 }
             }
             Err(s) if s.code() == Code::NotFound => unknown.store(true, Ordering::Relaxed),

@@ -4,6 +4,7 @@ use crate::embedded::{self, EmbeddedOptions};
 use crate::solve::{self as in_process, SolveOptions, SolveSummary};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
+use retro_engine::meter::peak_resident_bytes;
 use retro_musashi::Musashi;
 use std::path::Path;
 use std::time::Duration;
@@ -17,14 +18,6 @@ pub enum BenchMode {
     Cluster,
     /// Both, interleaved run by run, with the cluster's overhead.
     Both,
-}
-
-/// Peak resident set size of this process so far, in bytes (Linux `VmHWM`).
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// Solves `make_game()` `runs` times per driver into fresh directories under `scratch`,
@@ -114,7 +107,7 @@ pub fn bench(
     }
     outln!(
         "peak RSS {:.0} MiB",
-        peak_rss_bytes().unwrap_or(0) as f64 / (1 << 20) as f64
+        peak_resident_bytes().unwrap_or(0) as f64 / (1 << 20) as f64
     );
     Ok(())
 }

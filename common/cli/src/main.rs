@@ -148,7 +148,7 @@ fn print_summary(summary: &solve::SolveSummary, out: &std::path::Path) -> Result
         out.display(),
         summary.seconds,
         summary.solved_positions as f64 / summary.seconds / 1e6,
-        bench::peak_rss_bytes().unwrap_or(0) >> 20
+        retro_engine::meter::peak_resident_bytes().unwrap_or(0) >> 20
     );
     outln!("{}", summary.start);
     Ok(())
