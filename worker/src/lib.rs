@@ -125,7 +125,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
         let worker_id = reply.worker_id;
         info!(worker = worker_id, coordinator = %options.coordinator, "registered");
         let progress: Progress = Arc::new(Mutex::new(None));
-        let abandoned: Abandoned = Arc::new(Mutex::new(HashSet::new()));
+        let abandoned = Arc::new(Abandoned::default());
         let unknown = Arc::new(AtomicBool::new(false));
         let heartbeat = tokio::spawn(heartbeat_loop(
             client.clone(),
@@ -213,14 +213,13 @@ async fn execute(
     pool: &Arc<rayon::ThreadPool>,
     cache: &Arc<Mutex<FinalsCache>>,
     progress: &Progress,
-    abandoned: &Abandoned,
+    abandoned: &Arc<Abandoned>,
     stop: &mut watch::Receiver<bool>,
     backoff: &mut Backoff,
 ) -> Result<bool> {
     info!("task received: {} inputs", task.inputs.len());
     let key = (task.job_id, task.stage, task.attempt);
-    // What is left names earlier tasks only (a late reply about a task already reported).
-    abandoned.lock().expect("abandoned lock").clear();
+    abandoned.start();
     *progress.lock().expect("progress lock") = Some(pb::TaskProgress {
         job_id: task.job_id,
         stage: task.stage,
@@ -278,7 +277,7 @@ async fn execute(
             warn!("cannot remove refused shards: {e:#}");
         }
     };
-    if abandoned.lock().expect("abandoned lock").remove(&key) {
+    if abandoned.take(key) {
         warn!("the coordinator took this task back while it ran; dropping its shards");
         *progress.lock().expect("progress lock") = None;
         drop_shards();
@@ -323,9 +322,35 @@ async fn execute(
     Ok(true)
 }
 
-/// The attempts (job, stage, attempt) the coordinator told this worker to abandon, filled by the
-/// heartbeat loop and read when a task finishes: its shards are then dropped, not reported.
-type Abandoned = Arc<Mutex<HashSet<(u64, u32, u32)>>>;
+/// A task attempt: job, stage, attempt number.
+type AttemptKey = (u64, u32, u32);
+
+/// The attempts the coordinator told this worker to abandon (their lease was lost, or their
+/// job cancelled), noted by the heartbeat loop and checked when a task finishes: an abandoned
+/// task's shards are dropped, not reported.
+///
+/// Kept per attempt, not as one flag: a heartbeat reply can arrive after the worker has moved
+/// on to its next task, naming the previous one (already merged, so no longer held), and must
+/// not make the worker drop the next task's work.
+#[derive(Default)]
+struct Abandoned(Mutex<HashSet<AttemptKey>>);
+
+impl Abandoned {
+    /// A new task starts: what is noted so far names earlier attempts only.
+    fn start(&self) {
+        self.0.lock().expect("abandoned lock").clear();
+    }
+
+    /// Notes the attempts a heartbeat reply names.
+    fn note(&self, attempts: impl IntoIterator<Item = AttemptKey>) {
+        self.0.lock().expect("abandoned lock").extend(attempts);
+    }
+
+    /// Whether `task` was abandoned (and forgets it).
+    fn take(&self, task: AttemptKey) -> bool {
+        self.0.lock().expect("abandoned lock").remove(&task)
+    }
+}
 
 /// Sends heartbeats with the running task's progress until aborted.
 async fn heartbeat_loop(
@@ -333,7 +358,7 @@ async fn heartbeat_loop(
     worker_id: u64,
     every: Duration,
     progress: Progress,
-    abandoned: Abandoned,
+    abandoned: Arc<Abandoned>,
     unknown: Arc<AtomicBool>,
 ) {
     let mut tick = tokio::time::interval(every);
@@ -355,10 +380,8 @@ async fn heartbeat_loop(
             Ok(reply) => {
                 // By now the worker may be on its next task: only the attempts named are
                 // abandoned (a reply naming the task just completed must not touch the next).
-                let mut abandoned = abandoned.lock().expect("abandoned lock");
-                for a in reply.into_inner().abandon {
-                    abandoned.insert((a.job_id, a.stage, a.attempt));
-                }
+                let abandon = reply.into_inner().abandon;
+                abandoned.note(abandon.iter().map(|a| (a.job_id, a.stage, a.attempt)));
             }
             Err(s) if s.code() == Code::NotFound => unknown.store(true, Ordering::Relaxed),
             Err(_) => {} // the coordinator is down; the main loop logs that
@@ -392,5 +415,26 @@ impl Backoff {
         self.failures += 1;
         let delay = Duration::from_millis(50u64 << self.failures.min(5));
         let _ = tokio::time::timeout(delay, stop.changed()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_reply_about_the_previous_task_does_not_abandon_the_next() {
+        let abandoned = Abandoned::default();
+        let (first, second) = ((1, 7, 1), (1, 8, 1));
+        abandoned.start();
+        // `first` is reported and merged; the worker starts `second`; then a heartbeat reply
+        // sent while `first` ran arrives, naming it (the coordinator no longer holds it).
+        abandoned.start();
+        abandoned.note([first]);
+        assert!(!abandoned.take(second), "the next task's work is reported");
+        // A lost lease on the task itself is honoured, once.
+        abandoned.note([second]);
+        assert!(abandoned.take(second));
+        assert!(!abandoned.take(second));
     }
 }
