@@ -19,13 +19,16 @@
 //! defender win (value 0) makes the position a defender win outright. This gives exactly
 //! `1 + max` over all successors without ever re-scanning a position.
 //!
-//! Positions never resolved are defender wins ([`UNRESOLVED`]).
+//! Positions never resolved are defender wins ([`crate::value::UNRESOLVED`]).
 
 use crate::atomic::ByteArray;
 use crate::frontier::{Frontier, SlotLists};
-use crate::game::{DefenderMove, Game, SliceId, Stage};
+use crate::game::{Game, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
-use crate::value::{Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
+use crate::position_rules::{
+    claim, decrement, defender_predecessors, defender_start, finish_defenders, DefenderStart,
+};
+use crate::value::{Value, NON_CANONICAL, VALUE_MAX};
 use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
@@ -311,52 +314,20 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                             return;
                         }
                         seeds.canonical += 1;
-                        in_stage.clear();
-                        let mut exit_max: Option<Value> = None;
-                        let mut escapes = false;
-                        let mut problem = None;
-                        game.defender_moves(slice, key, |mv| match mv {
-                            DefenderMove::InStage(to, to_key) => {
-                                let to_slot = slot(to);
-                                if to_slot == u32::MAX {
-                                    problem =
-                                        Some(format!("defender move to {to:?} outside the stage"));
-                                } else if !in_stage.contains(&(to_slot, to_key))
-                                    && in_stage.try_push((to_slot, to_key)).is_err()
-                                {
-                                    problem =
-                                        Some(format!("a position has more than {MAX_MOVES} moves"));
+                        match defender_start(game, &slot_of, finals, slice, key, &mut in_stage) {
+                            Err(what) => seeds.error = Some(what),
+                            Ok(DefenderStart::Escapes) => mark_defender(s as usize, i),
+                            Ok(DefenderStart::Stalemate) => {
+                                defender[s as usize][i].store(1, Relaxed);
+                                mark_defender(s as usize, i);
+                                seeds.stalemates.push(key);
+                            }
+                            Ok(DefenderStart::Pending { successors, exit }) => {
+                                defender[s as usize][i].store(successors, Relaxed);
+                                if let Some(m) = exit {
+                                    seeds.exit(m, key);
                                 }
                             }
-                            DefenderMove::Final(to, to_key) => {
-                                let v = finals.attacker_value(to, game.index(to, to_key));
-                                if v == UNRESOLVED {
-                                    escapes = true;
-                                } else {
-                                    exit_max = Some(exit_max.map_or(v, |m| m.max(v)));
-                                }
-                            }
-                        });
-                        if problem.is_some() {
-                            seeds.error = problem;
-                            return;
-                        }
-                        if escapes {
-                            // A capture reaches a defender win: the value is final, UNRESOLVED (0),
-                            // and the zero byte means no decrement ever applies.
-                            mark_defender(s as usize, i);
-                            return;
-                        }
-                        let pending = in_stage.len() + usize::from(exit_max.is_some());
-                        if pending == 0 {
-                            defender[s as usize][i].store(1, Relaxed);
-                            mark_defender(s as usize, i);
-                            seeds.stalemates.push(key);
-                            return;
-                        }
-                        defender[s as usize][i].store(pending as u8, Relaxed);
-                        if let Some(m) = exit_max {
-                            seeds.exit(m, key);
                         }
                     });
                     let slot = seeds.slot as usize;
@@ -465,11 +436,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                                     // Most targets are already resolved; the bitmap answers
                                     // that from cache, and only a first visit touches the
                                     // value array.
-                                    let word = &resolved[to_slot][i / 64];
-                                    let bit = 1u64 << (i % 64);
-                                    if word.load(Relaxed) & bit == 0
-                                        && word.fetch_or(bit, Relaxed) & bit == 0
-                                    {
+                                    if claim(resolved[to_slot], i) {
                                         attacker[to_slot][i].store(next, Relaxed);
                                         out.push(to_slot as u32, to_key);
                                     }
@@ -498,13 +465,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 &mut defender_final[ply + 1],
                 Frontier::new(n, space),
             ));
-            let decrement = |s: u32, key: u64, i: u64, out: &mut SlotLists| {
+            let count_down = |s: u32, key: u64, i: u64, out: &mut SlotLists| {
                 out.touch(s);
-                let i = i as usize;
-                let cell = &defender[s as usize][i];
-                if cell.load(Relaxed) != 0 && cell.fetch_sub(1, Relaxed) == 1 {
-                    mark_defender(s as usize, i);
-                    cell.store(next, Relaxed);
+                let s_ = s as usize;
+                if decrement(defender[s_], defender_final_bit[s_], i as usize, next) {
                     out.push(s, key);
                 }
             };
@@ -514,17 +478,15 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let mut out = SlotLists::new(n);
                     let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
                     for &key in chunk {
-                        preds.clear();
-                        game.defender_unmoves(stage.slices[s as usize], key, |to, to_key, i| {
-                            let p = (slot(to), to_key, i);
-                            if !preds.contains(&p) {
-                                // The game's contract bounds un-moves per position by
-                                // MAX_MOVES.
-                                preds.try_push(p).expect("at most MAX_MOVES un-moves");
-                            }
-                        });
+                        defender_predecessors(
+                            game,
+                            &slot_of,
+                            stage.slices[s as usize],
+                            key,
+                            &mut preds,
+                        );
                         for &(ps, pkey, pi) in &preds {
-                            decrement(ps, pkey, pi, &mut out);
+                            count_down(ps, pkey, pi, &mut out);
                         }
                     }
                     let touched = std::mem::take(&mut out.touched);
@@ -535,7 +497,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let mut out = SlotLists::new(n);
                     for &key in chunk {
                         let i = game.index(stage.slices[s as usize], key);
-                        decrement(s, key, i, &mut out);
+                        count_down(s, key, i, &mut out);
                     }
                     let touched = std::mem::take(&mut out.touched);
                     sink.lock().expect("frontier lock").absorb(out);
@@ -570,16 +532,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         let batch_start = BatchStart::now();
         batch.par_iter().for_each(|&s| {
             clocks.time(s, || {
-                for (w, word) in defender_final_bit[s].iter().enumerate() {
-                    let mut open = !word.load(Relaxed);
-                    while open != 0 {
-                        let i = w * 64 + open.trailing_zeros() as usize;
-                        open &= open - 1;
-                        if (i as u64) < lens[s] {
-                            defender[s][i].store(UNRESOLVED, Relaxed);
-                        }
-                    }
-                }
+                finish_defenders(defender[s], defender_final_bit[s], lens[s])
             })
         });
         let mut touched = vec![false; n];

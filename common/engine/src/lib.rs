@@ -15,7 +15,9 @@ mod frontier;
 pub mod game;
 pub mod kernel;
 pub mod meter;
+mod position_rules;
 pub mod recurrence;
+pub mod superstep;
 pub mod value;
 pub mod workspace;
 

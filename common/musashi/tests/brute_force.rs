@@ -4,7 +4,9 @@
 //! symmetry, no frontiers, no slices): after `t` rounds exactly the positions whose value is at
 //! most `t` are non-zero, with their exact value, so the fixpoint is the true value table.
 
-use retro_engine::{solve_stage, FinalValues, Game, SliceId, Workspace, NON_CANONICAL};
+use retro_engine::superstep::solve_stage_by_steps;
+use retro_engine::NON_CANONICAL;
+use retro_engine::{solve_stage, FinalValues, Game, SliceId, SolvedSlice, Stage, Workspace};
 use retro_musashi::rules::moves;
 use retro_musashi::{Board, Musashi, Position, Side};
 use std::collections::HashMap;
@@ -72,9 +74,10 @@ impl FinalValues for Finals {
     }
 }
 
-/// Solves with the kernel, in memory and out of core (window 0: every array file-backed, every
-/// list spilled, pages dropped after each slice), and compares every raw position with the
-/// brute force.
+/// Solves with the stage kernel, in memory and out of core (window 0: every array
+/// file-backed, every list spilled, pages dropped after each slice), and with the superstep
+/// kernel (one slice and one ply at a time, all updates as messages), and compares every raw
+/// position with the brute force.
 fn compare(board: Board, max_browns: usize) {
     let expected = brute_force(&board, max_browns);
     let scratch = tempfile::tempdir().unwrap();
@@ -82,8 +85,15 @@ fn compare(board: Board, max_browns: usize) {
         Workspace::in_memory(),
         Workspace::out_of_core(scratch.path().into(), 0),
     ] {
-        compare_in(&board, max_browns, &expected, &space);
+        let solve = |game: &Musashi, stage: &Stage, finals: &Finals| {
+            solve_stage(game, stage, finals, &space, |_| {}).unwrap().0
+        };
+        compare_in(&board, max_browns, &expected, &format!("{space:?}"), &solve);
     }
+    let by_steps = |game: &Musashi, stage: &Stage, finals: &Finals| {
+        solve_stage_by_steps(game, stage, finals).unwrap()
+    };
+    compare_in(&board, max_browns, &expected, "supersteps", &by_steps);
     assert_eq!(
         std::fs::read_dir(scratch.path()).unwrap().count(),
         0,
@@ -95,14 +105,14 @@ fn compare_in(
     board: &Board,
     max_browns: usize,
     expected: &HashMap<Position, u8>,
-    space: &Workspace,
+    solver: &str,
+    solve: &dyn Fn(&Musashi, &Stage, &Finals) -> Vec<SolvedSlice>,
 ) {
     let game = Musashi::new(board.clone(), Some(max_browns));
     let mut finals = Finals(HashMap::new());
     let mut tables: HashMap<SliceId, (Vec<u8>, Vec<u8>)> = HashMap::new();
     for stage in game.stages() {
-        let (solved, _) = solve_stage(&game, &stage, &finals, space, |_| {}).unwrap();
-        for s in solved {
+        for s in solve(&game, &stage, &finals) {
             finals.0.insert(s.slice, s.attacker.to_vec());
             tables.insert(s.slice, (s.attacker.to_vec(), s.defender.to_vec()));
         }
@@ -124,7 +134,7 @@ fn compare_in(
         assert_eq!(
             have,
             want,
-            "{} on {} ({space:?})",
+            "{} on {} ({solver})",
             pos.notation(board),
             board.name
         );
