@@ -35,6 +35,11 @@ pub struct CoordinatorArgs {
     /// Milliseconds a worker may stay silent before its tasks go to another worker.
     #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub lease_ms: u64,
+    /// Split stages of at least this many positions (array slots, both sides to move) into
+    /// one task per slice and ply, so that any number of workers share one stage; smaller
+    /// stages are one task each.
+    #[arg(long, value_name = "POSITIONS", default_value_t = crate::core::DEFAULT_SPLIT_ABOVE)]
+    pub split_above: u64,
 }
 
 /// The token: from the file, the environment, or freshly made and saved in the data directory
@@ -92,6 +97,7 @@ pub async fn run(args: CoordinatorArgs) -> Result<()> {
             lease,
             heartbeat: (lease / 4).max(Duration::from_millis(25)),
             max_failures: 5,
+            split_above: args.split_above,
         },
         listen: args.listen,
         token,

@@ -4,13 +4,18 @@
 //! transaction each) and are mirrored in memory; leases, heartbeats and live progress live only
 //! in memory. Nothing here computes positions: compute happens in workers.
 
-use crate::db::{Db, JobRow, TaskRow, DATABASE_FILES};
+use crate::db::{Db, JobRow, StepFileRow, TaskRow, DATABASE_FILES};
 use crate::merge;
-use crate::task_state::{DONE, PENDING, RUNNING};
+use crate::steps::{self, Next};
+use crate::task_state::{DONE, PENDING, RUNNING, STEPPING};
 use anyhow::{Context, Result};
 use retro_engine::{Game, Stage};
 use retro_musashi::Musashi;
-use retro_pipeline::stage::{human_bytes, stage_min_memory, stage_positions, task_capacity};
+use retro_pipeline::stage::{
+    human_bytes, stage_min_memory, stage_positions, step_memory, task_capacity,
+};
+use retro_pipeline::steps::stage_steps_dir;
+use retro_pipeline::storage::Storage;
 use retro_pipeline::{definition, game_from_definition, job_dir, LocalStorage};
 use retro_proto as pb;
 use retro_store::SliceRecord;
@@ -30,6 +35,24 @@ pub struct CoreConfig {
     pub heartbeat: Duration,
     /// A task failing (retryably) this many times fails its job.
     pub max_failures: u32,
+    /// Stages of at least this many positions (array slots, both sides) are split into one
+    /// step task per slice and ply, which any number of workers share; smaller stages are one
+    /// task each. `u64::MAX`: never split.
+    pub split_above: u64,
+}
+
+/// The default of `--split-above`: stages of at least 4e9 positions (both sides; on BOARD31
+/// and BOARD33 the largest brown counts) are split into steps, smaller ones are one task.
+pub const DEFAULT_SPLIT_ABOVE: u64 = 4_000_000_000;
+
+/// Which task: a stage, or a step `(slot, ply)` of a stage.
+pub(crate) type TaskKey = (usize, Option<(u32, u32)>);
+
+impl TaskRow {
+    /// This task's key.
+    pub(crate) fn key(&self) -> TaskKey {
+        (self.stage, self.step)
+    }
 }
 
 /// A typed failure of a request, mapped to a gRPC status by the service layer.
@@ -74,6 +97,10 @@ pub(crate) struct JobRuntime {
     pub dir: PathBuf,
     pub storage: LocalStorage,
     pub tasks: Vec<TaskRow>,
+    /// The step tasks of split stages, by (stage, slot, ply).
+    pub steps: BTreeMap<(usize, u32, u32), TaskRow>,
+    /// The files of accepted steps that later steps still read.
+    pub step_files: Vec<StepFileRow>,
     /// The least memory each stage's task needs, out of core if need be (see
     /// `retro_pipeline::stage::stage_min_memory`).
     pub memory: Vec<u64>,
@@ -90,6 +117,32 @@ impl JobRuntime {
             .depends_on
             .iter()
             .all(|&d| self.tasks[d].state == DONE)
+    }
+
+    /// The task `key`, if it exists.
+    pub(crate) fn task(&self, key: TaskKey) -> Option<&TaskRow> {
+        match key {
+            (stage, None) => self.tasks.get(stage),
+            (stage, Some((slot, ply))) => self.steps.get(&(stage, slot, ply)),
+        }
+    }
+
+    /// Stores `task` (a stage's or a step's) in memory.
+    pub(crate) fn set_task(&mut self, task: TaskRow) {
+        match task.step {
+            None => {
+                let stage = task.stage;
+                self.tasks[stage] = task;
+            }
+            Some((slot, ply)) => {
+                self.steps.insert((task.stage, slot, ply), task);
+            }
+        }
+    }
+
+    /// Every task: stages, then steps.
+    fn all_tasks(&self) -> impl Iterator<Item = &TaskRow> {
+        self.tasks.iter().chain(self.steps.values())
     }
 
     fn positions_done(&self) -> u64 {
@@ -127,12 +180,12 @@ pub struct Core {
     config: CoreConfig,
     db: Db,
     pub(crate) jobs: BTreeMap<u64, JobRuntime>,
-    leases: HashMap<(u64, usize), Instant>,
-    progress: HashMap<(u64, usize), (u32, u64)>,
+    leases: HashMap<(u64, TaskKey), Instant>,
+    progress: HashMap<(u64, TaskKey), (u32, u64)>,
     workers: HashMap<u64, LiveWorker>,
     /// Which worker merged each task (a worker keeps the values it computed in memory, so
     /// the tasks that read them go preferably to it).
-    computed_by: HashMap<(u64, usize), u64>,
+    computed_by: HashMap<(u64, TaskKey), u64>,
     /// Metrics counters.
     pub totals: Totals,
 }
@@ -178,6 +231,17 @@ impl Core {
             .with_context(|| format!("job {}", row.id))?;
         let dir = self.config.data.join(&row.dir);
         let tasks = self.db.read().tasks(row.id)?;
+        let steps = self
+            .db
+            .read()
+            .steps(row.id)?
+            .into_iter()
+            .map(|t| {
+                let (slot, ply) = t.step.expect("a step row");
+                ((t.stage, slot, ply), t)
+            })
+            .collect();
+        let step_files = self.db.read().step_files(row.id)?;
         let memory = (0..game.stages().len())
             .map(|i| stage_min_memory(&game, i))
             .collect();
@@ -187,6 +251,8 @@ impl Core {
             storage: LocalStorage::new(&dir),
             dir,
             tasks,
+            steps,
+            step_files,
             started: Instant::now(),
             positions_at_start: 0,
             game,
@@ -210,6 +276,9 @@ impl Core {
         }
         job_dir::remove_stale_temporaries(&job.dir)?;
         merge::remove_dead_shards(job)?;
+        for dir in steps::dead_step_dirs(job) {
+            job.storage.remove_prefix(&dir)?;
+        }
         let records = self.records(id)?;
         let damaged = merge::damaged_stages(&self.jobs[&id], &records);
         for (stage, why) in damaged {
@@ -226,9 +295,9 @@ impl Core {
             self.jobs.get_mut(&id).expect("loaded").tasks[stage] = task;
         }
         let now = Instant::now();
-        for t in &self.jobs[&id].tasks {
+        for t in self.jobs[&id].all_tasks() {
             if t.state == RUNNING {
-                self.leases.insert((id, t.stage), now + self.config.lease);
+                self.leases.insert((id, t.key()), now + self.config.lease);
             }
         }
         let job = self.jobs.get_mut(&id).expect("loaded");
@@ -436,12 +505,10 @@ impl Core {
         self.touch(worker)?;
         let mut abandon = Vec::new();
         for p in running {
-            let key = (p.job_id, p.stage as usize);
+            let key = (p.job_id, task_key(p.stage, p.step));
             let held = self.jobs.get(&p.job_id).is_some_and(|j| {
                 j.row.state == "running"
-                    && j.tasks
-                        .get(p.stage as usize)
-                        .is_some_and(|t| t.held_by(worker, p.attempt))
+                    && j.task(key.1).is_some_and(|t| t.held_by(worker, p.attempt))
             });
             if held {
                 self.leases.insert(key, Instant::now() + self.config.lease);
@@ -453,12 +520,15 @@ impl Core {
         Ok(abandon)
     }
 
-    /// Gives `worker` the best ready task, if any: the one reading most of what this worker
-    /// computed itself, then the lowest stage of the oldest job.
+    /// Gives `worker` the best ready task, if any: a step of a stage already split (lowest
+    /// stage and ply first), else the stage reading most of what this worker computed itself,
+    /// then the lowest stage of the oldest job. Ready stages large enough are split first.
     pub fn poll(&mut self, worker: u64) -> Result<Option<pb::Task>, Refusal> {
         self.touch(worker)?;
+        self.split_ready_stages()?;
         let capacity = task_capacity(self.workers[&worker].memory_budget);
-        let mut best: Option<(usize, u64, usize)> = None;
+        // (is a stage, -affinity, job, ply): the smallest wins.
+        let mut best: Option<((bool, usize, u64, u32), TaskKey)> = None;
         for (&id, job) in &self.jobs {
             if job.row.state != "running" {
                 continue;
@@ -470,45 +540,118 @@ impl Core {
                 let affinity = job.stages[t.stage]
                     .depends_on
                     .iter()
-                    .filter(|&&d| self.computed_by.get(&(id, d)) == Some(&worker))
+                    .filter(|&&d| self.computed_by.get(&(id, (d, None))) == Some(&worker))
                     .count();
-                if best.is_none_or(|(a, _, _)| affinity > a) {
-                    best = Some((affinity, id, t.stage));
+                let rank = (true, usize::MAX - affinity, id, t.stage as u32);
+                if best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                    best = Some((rank, t.key()));
+                }
+            }
+            for t in job.steps.values() {
+                let (slot, ply) = t.step.expect("a step");
+                let len = job
+                    .game
+                    .slice_len(job.stages[t.stage].slices[slot as usize]);
+                if t.state != PENDING || step_memory(&job.game, t.stage, len, ply == 1) > capacity {
+                    continue;
+                }
+                let rank = (false, t.stage, id, ply);
+                if best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                    best = Some((rank, t.key()));
                 }
             }
         }
-        let Some((_, id, stage)) = best else {
+        let Some(((_, _, id, _), key)) = best else {
             return Ok(None);
         };
-        let mut task = self.jobs[&id].tasks[stage].clone();
+        let mut task = self.jobs[&id].task(key).expect("found above").clone();
         task.assign(worker)?;
         self.db.transaction(|tx| {
             tx.record_task(id, &task, task.attempt, Some(worker), "assigned", "")
         })?;
         self.leases
-            .insert((id, stage), Instant::now() + self.config.lease);
-        self.progress.insert((id, stage), (0, 0));
+            .insert((id, key), Instant::now() + self.config.lease);
+        self.progress.insert((id, key), (0, 0));
         let job = self.jobs.get_mut(&id).expect("exists");
-        job.tasks[stage] = task.clone();
-        info!(job = id, stage = %task.name, attempt = task.attempt, worker, "task assigned");
+        job.set_task(task.clone());
+        info!(job = id, task = %task.name, attempt = task.attempt, worker, "task assigned");
         let records = self.records(id)?;
         let job = &self.jobs[&id];
-        Ok(Some(merge::task_message(job, &task, &records)))
+        Ok(Some(match task.step {
+            Some(_) => steps::step_message(job, &task, &records),
+            None => merge::task_message(job, &task, &records),
+        }))
     }
 
-    /// The task of `stage` in the loaded job `id` (NOT_FOUND / INVALID_ARGUMENT otherwise).
-    fn task(&self, id: u64, stage: usize) -> Result<TaskRow, Refusal> {
+    /// Splits every ready stage of at least `split_above` positions into the step tasks of
+    /// its first ply (one per slice), in one transaction per stage.
+    fn split_ready_stages(&mut self) -> Result<()> {
+        let mut ready = Vec::new();
+        for (&id, job) in &self.jobs {
+            if job.row.state == "running" {
+                ready.extend(
+                    job.tasks
+                        .iter()
+                        .filter(|t| {
+                            t.state == PENDING
+                                && t.positions >= self.config.split_above
+                                && job.ready(t.stage)
+                        })
+                        .map(|t| (id, t.stage)),
+                );
+            }
+        }
+        for (id, stage) in ready {
+            let job = &self.jobs[&id];
+            let mut task = job.tasks[stage].clone();
+            task.split()?;
+            let first = steps::first_steps(job, stage);
+            // Leftovers of an earlier, restarted try of the stage.
+            job.storage.remove_prefix(&stage_steps_dir(stage))?;
+            self.db.transaction(|tx| {
+                tx.delete_stage_steps(id, stage)?;
+                for step in &first {
+                    tx.insert_step(id, step)?;
+                }
+                tx.record_task(
+                    id,
+                    &task,
+                    task.attempt,
+                    None,
+                    "split",
+                    &format!("{} steps of ply 1", first.len()),
+                )
+            })?;
+            info!(job = id, stage = %task.name, steps = first.len(), "stage split into steps");
+            let job = self.jobs.get_mut(&id).expect("exists");
+            job.steps.retain(|&(s, _, _), _| s != stage);
+            job.step_files.retain(|f| f.stage != stage);
+            job.set_task(task);
+            for step in first {
+                job.set_task(step);
+            }
+        }
+        Ok(())
+    }
+
+    /// The task `key` in the loaded job `id` (NOT_FOUND / INVALID_ARGUMENT otherwise).
+    fn task(&self, id: u64, key: TaskKey) -> Result<TaskRow, Refusal> {
         let job = self
             .jobs
             .get(&id)
             .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
-        job.tasks
-            .get(stage)
-            .cloned()
-            .ok_or_else(|| Refusal::InvalidArgument(format!("job {id} has no stage {stage}")))
+        job.task(key).cloned().ok_or_else(|| {
+            Refusal::InvalidArgument(match key {
+                (stage, None) => format!("job {id} has no stage {stage}"),
+                (stage, Some((slot, ply))) => {
+                    format!("job {id} has no step (slot {slot}, ply {ply}) of stage {stage}")
+                }
+            })
+        })
     }
 
-    /// A worker reports a finished task: fenced by attempt, its shards verified and merged.
+    /// A worker reports a finished task: fenced by attempt, its shards (or step files)
+    /// verified and merged.
     pub fn complete(&mut self, req: &pb::CompleteTaskRequest) -> Result<(), Refusal> {
         let _span = info_span!(
             "task",
@@ -519,8 +662,8 @@ impl Core {
         .entered();
         self.touch(req.worker_id)?;
         let id = req.job_id;
-        let stage = req.stage as usize;
-        let task = self.task(id, stage)?;
+        let key = task_key(req.stage, req.step);
+        let task = self.task(id, key)?;
         let job = &self.jobs[&id];
         if !task.held_by(req.worker_id, req.attempt) {
             self.totals.completions_refused += 1;
@@ -538,7 +681,7 @@ impl Core {
             warn!(job = id, "{why}; rejected");
             self.db.read().event(
                 Some(id),
-                Some(stage),
+                Some(task.stage),
                 Some(req.attempt),
                 Some(req.worker_id),
                 "rejected_stale",
@@ -546,15 +689,22 @@ impl Core {
             )?;
             return Err(Refusal::FailedPrecondition(why));
         }
-        let records = match merge::verify_shards(job, &task, req) {
-            Ok(records) => records,
+        // A step of ply 1 or more reports files; a stage or a finish step, shards.
+        let writes_files = task.step.is_some_and(|(_, ply)| ply > 0);
+        let verified = if writes_files {
+            steps::verify_outputs(job, &task, req).map(|files| (Vec::new(), files))
+        } else {
+            merge::verify_shards(job, &task, req).map(|records| (records, Vec::new()))
+        };
+        let (records, files) = match verified {
+            Ok(v) => v,
             Err(Refusal::InvalidArgument(why)) => {
                 // A malformed report changes nothing: the attempt may still report properly.
                 self.totals.completions_refused += 1;
-                warn!(job = id, stage = %task.name, attempt = task.attempt, "{why}; rejected");
+                warn!(job = id, task = %task.name, attempt = task.attempt, "{why}; rejected");
                 self.db.read().event(
                     Some(id),
-                    Some(stage),
+                    Some(task.stage),
                     Some(req.attempt),
                     Some(req.worker_id),
                     "rejected_malformed",
@@ -565,7 +715,7 @@ impl Core {
             Err(refusal) => {
                 self.totals.completions_refused += 1;
                 let why = refusal.to_string();
-                warn!(job = id, stage = %task.name, attempt = task.attempt, "{why}; the task will be solved again");
+                warn!(job = id, task = %task.name, attempt = task.attempt, "{why}; the task will be solved again");
                 let mut released = task.clone();
                 released.release()?;
                 self.db.transaction(|tx| {
@@ -578,13 +728,15 @@ impl Core {
                         &why,
                     )
                 })?;
-                self.leases.remove(&(id, stage));
-                self.progress.remove(&(id, stage));
-                self.jobs.get_mut(&id).expect("exists").tasks[stage] = released;
+                self.leases.remove(&(id, key));
+                self.progress.remove(&(id, key));
+                self.jobs.get_mut(&id).expect("exists").set_task(released);
                 return Err(refusal);
             }
         };
-        merge::promote(job, req)?;
+        if !writes_files {
+            merge::promote(job, &task, req)?;
+        }
         let mut finished = task.clone();
         finished.finish()?;
         let times = req.times.unwrap_or_default();
@@ -592,14 +744,24 @@ impl Core {
             for r in &records {
                 tx.put_slice(id, r.id, r.stage, &serde_json::to_string(r)?)?;
             }
-            for d in &req.shards {
-                let c = d.cost.unwrap_or_default();
-                let cost = [c.cpu_us, c.wall_us, c.bytes_read, c.bytes_written, c.peak_rss];
-                tx.put_slice_cost(id, d.slice_id, cost)?;
+            for f in &files {
+                tx.insert_step_file(id, f)?;
             }
-            tx.set_task_times(
+            let costs = req
+                .shards
+                .iter()
+                .filter_map(|d| d.cost.map(|c| (d.slice_id, c)));
+            let step_cost = task.step.zip(req.step_cost).map(|((slot, _), c)| {
+                (job.stages[task.stage].slices[slot as usize].0, c)
+            });
+            for (slice, c) in costs.chain(step_cost) {
+                let cost = [c.cpu_us, c.wall_us, c.bytes_read, c.bytes_written, c.peak_rss];
+                // A split stage's slice adds up the costs of its steps.
+                tx.add_slice_cost(id, slice, cost, task.step.is_some())?;
+            }
+            tx.add_task_times(
                 id,
-                stage,
+                task.stage,
                 [
                     times.compute_ms,
                     times.read_ms,
@@ -608,6 +770,7 @@ impl Core {
                     times.bytes_read,
                     times.bytes_written,
                 ],
+                task.step.is_some(),
             )?;
             tx.record_task(
                 id,
@@ -629,13 +792,15 @@ impl Core {
         self.totals.tasks_completed += 1;
         self.totals.bytes_read += times.bytes_read;
         self.totals.bytes_written += times.bytes_written;
-        self.leases.remove(&(id, stage));
-        self.progress.remove(&(id, stage));
-        self.computed_by.insert((id, stage), req.worker_id);
-        self.jobs.get_mut(&id).expect("exists").tasks[stage] = finished;
+        self.leases.remove(&(id, key));
+        self.progress.remove(&(id, key));
+        self.computed_by.insert((id, key), req.worker_id);
+        let job = self.jobs.get_mut(&id).expect("exists");
+        job.set_task(finished);
+        job.step_files.extend(files);
         info!(
             job = id,
-            stage = %task.name,
+            task = %task.name,
             attempt = req.attempt,
             worker = req.worker_id,
             compute_ms = times.compute_ms,
@@ -646,27 +811,110 @@ impl Core {
             bytes_written = times.bytes_written,
             "task merged"
         );
+        if task.step.is_some() {
+            self.advance_steps(id, task.stage)?;
+        }
         self.write_manifest(id)?;
         self.finish_if_complete(id)?;
         Ok(())
     }
 
-    /// A worker could not finish a task.
+    /// After a step of `stage` merged: when its ply is complete (the barrier), creates the
+    /// next ply's steps or the finish steps, or ends the stage.
+    fn advance_steps(&mut self, id: u64, stage: usize) -> Result<()> {
+        let job = &self.jobs[&id];
+        match steps::next(job, stage) {
+            Next::Wait => Ok(()),
+            Next::Steps(next, dead) => {
+                self.db.transaction(|tx| {
+                    for step in &next {
+                        tx.insert_step(id, step)?;
+                    }
+                    for path in &dead {
+                        tx.delete_step_file(id, path)?;
+                    }
+                    Ok(())
+                })?;
+                let job = self.jobs.get_mut(&id).expect("exists");
+                info!(job = id, stage = %job.tasks[stage].name, steps = next.len(), first = %next[0].name, "next ply");
+                job.step_files.retain(|f| !dead.contains(&f.path));
+                for step in next {
+                    job.set_task(step);
+                }
+                let job = &self.jobs[&id];
+                for dir in steps::dead_step_dirs(job) {
+                    job.storage.remove_prefix(&dir)?;
+                }
+                Ok(())
+            }
+            Next::Finish(finish) => {
+                self.db.transaction(|tx| {
+                    for step in &finish {
+                        tx.insert_step(id, step)?;
+                    }
+                    Ok(())
+                })?;
+                let job = self.jobs.get_mut(&id).expect("exists");
+                info!(job = id, stage = %job.tasks[stage].name, "no message left: finish steps");
+                for step in finish {
+                    job.set_task(step);
+                }
+                Ok(())
+            }
+            Next::Done => {
+                let mut task = job.tasks[stage].clone();
+                task.finish_steps()?;
+                let plies = job
+                    .steps
+                    .values()
+                    .filter(|t| t.stage == stage)
+                    .filter_map(|t| t.step.map(|(_, p)| p))
+                    .max()
+                    .unwrap_or(0);
+                let count = job.steps.values().filter(|t| t.stage == stage).count();
+                self.db.transaction(|tx| {
+                    tx.delete_stage_steps(id, stage)?;
+                    tx.record_task(
+                        id,
+                        &task,
+                        task.attempt,
+                        None,
+                        "completed",
+                        &format!("{count} steps, {plies} plies"),
+                    )
+                })?;
+                info!(job = id, stage = %task.name, steps = count, plies, "stage solved by steps");
+                let job = self.jobs.get_mut(&id).expect("exists");
+                job.steps.retain(|&(s, _, _), _| s != stage);
+                job.step_files.retain(|f| f.stage != stage);
+                job.set_task(task);
+                let job = &self.jobs[&id];
+                job.storage.remove_prefix(&stage_steps_dir(stage))?;
+                Ok(())
+            }
+        }
+    }
+
+    /// A worker could not finish a task. A step that found an input damaged restarts its
+    /// stage.
     pub fn fail(&mut self, req: &pb::FailTaskRequest) -> Result<(), Refusal> {
         self.touch(req.worker_id)?;
         let id = req.job_id;
-        let stage = req.stage as usize;
-        let mut task = self.task(id, stage)?;
+        let key = task_key(req.stage, req.step);
+        let mut task = self.task(id, key)?;
         if !task.held_by(req.worker_id, req.attempt) {
             return Err(Refusal::FailedPrecondition(format!(
                 "stale failure report for {} attempt {}",
                 task.name, req.attempt
             )));
         }
+        if req.input_damaged && task.step.is_some() {
+            return self.restart_stage(id, task.stage, &req.reason);
+        }
         task.release()?;
         task.failures += 1;
         let fatal = !req.retryable || task.failures >= self.config.max_failures;
-        warn!(job = id, stage = %task.name, attempt = req.attempt, worker = req.worker_id, retryable = req.retryable, "task failed: {}", req.reason);
+        warn!(job = id, task = %task.name, attempt = req.attempt, worker = req.worker_id, retryable = req.retryable, "task failed: {}", req.reason);
         self.db.transaction(|tx| {
             tx.record_task(
                 id,
@@ -681,10 +929,10 @@ impl Core {
             }
             Ok(())
         })?;
-        self.leases.remove(&(id, stage));
-        self.progress.remove(&(id, stage));
+        self.leases.remove(&(id, key));
+        self.progress.remove(&(id, key));
         let job = self.jobs.get_mut(&id).expect("exists");
-        job.tasks[stage] = task;
+        job.set_task(task);
         if fatal {
             job.row.state = "failed".into();
             job.row.note = req.reason.clone();
@@ -692,23 +940,50 @@ impl Core {
         Ok(())
     }
 
+    /// A step file of `stage` is damaged: the stage's steps and files are dropped and the
+    /// stage is solved again from its first ply.
+    fn restart_stage(&mut self, id: u64, stage: usize, why: &str) -> Result<(), Refusal> {
+        let job = &self.jobs[&id];
+        let mut task = job.tasks[stage].clone();
+        task.restart()?;
+        warn!(job = id, stage = %task.name, "{why}; the stage starts again");
+        self.db.transaction(|tx| {
+            tx.delete_stage_steps(id, stage)?;
+            tx.record_task(id, &task, task.attempt, None, "restarted", why)
+        })?;
+        self.leases
+            .retain(|&(j, (s, step)), _| !(j == id && s == stage && step.is_some()));
+        self.progress
+            .retain(|&(j, (s, step)), _| !(j == id && s == stage && step.is_some()));
+        let job = self.jobs.get_mut(&id).expect("exists");
+        job.steps.retain(|&(s, _, _), _| s != stage);
+        job.step_files.retain(|f| f.stage != stage);
+        job.set_task(task);
+        self.jobs[&id]
+            .storage
+            .remove_prefix(&stage_steps_dir(stage))?;
+        Ok(())
+    }
+
     /// Takes back the tasks of silent workers and forgets workers gone for good. Called
     /// periodically.
     pub fn reap(&mut self) -> Result<()> {
         let now = Instant::now();
-        let expired: Vec<(u64, usize)> = self
+        let expired: Vec<(u64, TaskKey)> = self
             .leases
             .iter()
             .filter(|(_, &until)| until < now)
             .map(|(&k, _)| k)
             .collect();
-        for (id, stage) in expired {
-            self.leases.remove(&(id, stage));
-            self.progress.remove(&(id, stage));
+        for (id, key) in expired {
+            self.leases.remove(&(id, key));
+            self.progress.remove(&(id, key));
             let Some(job) = self.jobs.get_mut(&id) else {
                 continue;
             };
-            let mut task = job.tasks[stage].clone();
+            let Some(mut task) = job.task(key).cloned() else {
+                continue;
+            };
             if task.state != RUNNING {
                 continue;
             }
@@ -718,7 +993,7 @@ impl Core {
             self.db.transaction(|tx| {
                 tx.record_task(id, &task, task.attempt, worker, "lease_expired", "")
             })?;
-            job.tasks[stage] = task;
+            job.set_task(task);
         }
         let lease = self.config.lease;
         self.workers.retain(|id, w| {
@@ -841,17 +1116,29 @@ impl Core {
         let mut tasks = Vec::new();
         let mut done = 0u64;
         for t in &job.tasks {
-            let (ply, progress) = self.progress.get(&(id, t.stage)).copied().unwrap_or((0, 0));
+            let (mut ply, progress) = self.progress.get(&(id, t.key())).copied().unwrap_or((0, 0));
             let state = match t.state.as_str() {
                 PENDING if job.ready(t.stage) => "ready",
                 PENDING => "blocked",
                 s => s,
             };
+            let steps = || job.steps.values().filter(|s| s.stage == t.stage);
             let positions_done = match state {
                 DONE => t.positions,
                 RUNNING => progress.min(t.positions),
+                // A split stage: the slices whose finish step is merged.
+                STEPPING => steps()
+                    .filter(|s| s.state == DONE && s.step.is_some_and(|(_, p)| p == 0))
+                    .map(|s| s.positions)
+                    .sum(),
                 _ => 0,
             };
+            if state == STEPPING {
+                ply = steps()
+                    .filter_map(|s| s.step.map(|(_, p)| p))
+                    .max()
+                    .unwrap_or(0);
+            }
             done += positions_done;
             tasks.push(pb::TaskStatus {
                 stage: t.stage as u32,
@@ -893,7 +1180,7 @@ impl Core {
             "waiting for a worker: none is connected (start one with `worker --coordinator URL`)"
                 .to_string()
         } else if job.row.state == "running"
-            && !job.tasks.iter().any(|t| t.state == RUNNING)
+            && !job.all_tasks().any(|t| t.state == RUNNING)
             && smallest_ready.is_some_and(|need| need > largest_capacity)
         {
             format!(
@@ -930,8 +1217,9 @@ impl Core {
     pub fn task_counts(&self) -> BTreeMap<String, u64> {
         let mut counts = BTreeMap::new();
         for (&id, job) in &self.jobs {
-            for t in &job.tasks {
+            for t in job.all_tasks() {
                 let state = match t.state.as_str() {
+                    PENDING if t.step.is_some() => "ready",
                     PENDING if job.ready(t.stage) => "ready",
                     PENDING => "blocked",
                     s => s,
@@ -951,6 +1239,11 @@ impl Core {
             .map(|j| self.job_status(j).positions_per_second)
             .sum()
     }
+}
+
+/// The key of the task a request names: its stage and, for a step, the step.
+fn task_key(stage: u32, step: Option<pb::Step>) -> TaskKey {
+    (stage as usize, step.map(|s| (s.slot, s.ply)))
 }
 
 /// "BOARD25, max browns 16".

@@ -67,6 +67,31 @@ CREATE TABLE IF NOT EXISTS slice_costs (
     peak_rss      INTEGER NOT NULL,
     PRIMARY KEY (job_id, slice_id)
 );
+CREATE TABLE IF NOT EXISTS steps (
+    job_id    INTEGER NOT NULL REFERENCES jobs(id),
+    stage     INTEGER NOT NULL,
+    slot      INTEGER NOT NULL,
+    ply       INTEGER NOT NULL,
+    name      TEXT NOT NULL,
+    state     TEXT NOT NULL,
+    attempt   INTEGER NOT NULL DEFAULT 0,
+    worker_id INTEGER,
+    failures  INTEGER NOT NULL DEFAULT 0,
+    positions INTEGER NOT NULL,
+    PRIMARY KEY (job_id, stage, slot, ply)
+);
+CREATE TABLE IF NOT EXISTS step_files (
+    job_id   INTEGER NOT NULL REFERENCES jobs(id),
+    stage    INTEGER NOT NULL,
+    path     TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    slot     INTEGER NOT NULL,
+    ply      INTEGER NOT NULL,
+    bytes    INTEGER NOT NULL,
+    checksum TEXT NOT NULL,
+    keys     INTEGER NOT NULL,
+    PRIMARY KEY (job_id, path)
+);
 CREATE TABLE IF NOT EXISTS workers (
     id            INTEGER PRIMARY KEY,
     name          TEXT NOT NULL,
@@ -112,12 +137,14 @@ pub struct JobRow {
     pub note: String,
 }
 
-/// A task as stored.
+/// A task as stored: a whole stage, or one step of a stage solved in supersteps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskRow {
     /// Stage index.
     pub stage: usize,
-    /// Stage name ("browns=7").
+    /// `(slot, ply)` of a step (ply 0: the finish); `None` for a whole stage.
+    pub step: Option<(u32, u32)>,
+    /// Stage name ("browns=7"), or step name ("browns=7 black=c3 ply 5").
     pub name: String,
     /// See [`crate::task_state::TaskState`].
     pub state: String,
@@ -156,6 +183,27 @@ pub struct TaskTimesRow {
     pub assigned_ms: u64,
     /// See `assigned_ms`.
     pub completed_ms: u64,
+}
+
+/// A file written by an accepted step of a stage solved in supersteps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepFileRow {
+    /// Stage index.
+    pub stage: usize,
+    /// Path relative to the job directory.
+    pub path: String,
+    /// "state" or "message".
+    pub kind: String,
+    /// The slot the state belongs to, or the message is addressed to.
+    pub slot: u32,
+    /// The ply after which the state was taken, or which sent the message.
+    pub ply: u32,
+    /// Length in bytes.
+    pub bytes: u64,
+    /// XXH3-64 of the file, 16 hex digits.
+    pub checksum: String,
+    /// Keys of a message.
+    pub keys: u64,
 }
 
 /// What solving one merged slice cost its worker (see [`retro_proto::SliceCost`]).
@@ -294,6 +342,7 @@ impl Tx<'_> {
         let rows = stmt.query_map([job], |r| {
             Ok(TaskRow {
                 stage: r.get::<_, i64>(0)? as usize,
+                step: None,
                 name: r.get(1)?,
                 state: r.get(2)?,
                 attempt: r.get(3)?,
@@ -305,8 +354,111 @@ impl Tx<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Creates the step task `task` (its `step` is set).
+    pub fn insert_step(&self, job: u64, task: &TaskRow) -> Result<()> {
+        let (slot, ply) = task.step.context("a step task has a step")?;
+        self.0.execute(
+            "INSERT OR REPLACE INTO steps (job_id, stage, slot, ply, name, state, attempt, worker_id, failures, positions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                job,
+                task.stage as i64,
+                slot,
+                ply,
+                task.name,
+                task.state,
+                task.attempt,
+                task.worker_id.map(|w| w as i64),
+                task.failures,
+                task.positions as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The step tasks of a job.
+    pub fn steps(&self, job: u64) -> Result<Vec<TaskRow>> {
+        let mut stmt = self.0.prepare(
+            "SELECT stage, slot, ply, name, state, attempt, worker_id, failures, positions FROM steps WHERE job_id = ?1 ORDER BY stage, ply, slot",
+        )?;
+        let rows = stmt.query_map([job], |r| {
+            Ok(TaskRow {
+                stage: r.get::<_, i64>(0)? as usize,
+                step: Some((r.get(1)?, r.get(2)?)),
+                name: r.get(3)?,
+                state: r.get(4)?,
+                attempt: r.get(5)?,
+                worker_id: r.get::<_, Option<i64>>(6)?.map(|w| w as u64),
+                failures: r.get(7)?,
+                positions: r.get::<_, i64>(8)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Records a file of an accepted step.
+    pub fn insert_step_file(&self, job: u64, f: &StepFileRow) -> Result<()> {
+        self.0.execute(
+            "INSERT OR REPLACE INTO step_files (job_id, stage, path, kind, slot, ply, bytes, checksum, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                job,
+                f.stage as i64,
+                f.path,
+                f.kind,
+                f.slot,
+                f.ply,
+                f.bytes as i64,
+                f.checksum,
+                f.keys as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets a step file (superseded or consumed).
+    pub fn delete_step_file(&self, job: u64, path: &str) -> Result<()> {
+        self.0.execute(
+            "DELETE FROM step_files WHERE job_id = ?1 AND path = ?2",
+            params![job, path],
+        )?;
+        Ok(())
+    }
+
+    /// The recorded step files of a job.
+    pub fn step_files(&self, job: u64) -> Result<Vec<StepFileRow>> {
+        let mut stmt = self.0.prepare(
+            "SELECT stage, path, kind, slot, ply, bytes, checksum, keys FROM step_files WHERE job_id = ?1 ORDER BY stage, ply, slot, path",
+        )?;
+        let rows = stmt.query_map([job], |r| {
+            Ok(StepFileRow {
+                stage: r.get::<_, i64>(0)? as usize,
+                path: r.get(1)?,
+                kind: r.get(2)?,
+                slot: r.get(3)?,
+                ply: r.get(4)?,
+                bytes: r.get::<_, i64>(5)? as u64,
+                checksum: r.get(6)?,
+                keys: r.get::<_, i64>(7)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Forgets every step and step file of a stage (it is done, or starts again).
+    pub fn delete_stage_steps(&self, job: u64, stage: usize) -> Result<()> {
+        for table in ["steps", "step_files"] {
+            self.0.execute(
+                &format!("DELETE FROM {table} WHERE job_id = ?1 AND stage = ?2"),
+                params![job, stage as i64],
+            )?;
+        }
+        Ok(())
+    }
+
     /// Updates a task's state, attempt, worker and failure count.
     pub fn update_task(&self, job: u64, task: &TaskRow) -> Result<()> {
+        if task.step.is_some() {
+            return self.insert_step(job, task);
+        }
         self.0.execute(
             "UPDATE tasks SET state = ?3, attempt = ?4, worker_id = ?5, failures = ?6 WHERE job_id = ?1 AND stage = ?2",
             params![
@@ -333,21 +485,37 @@ impl Tx<'_> {
         detail: &str,
     ) -> Result<()> {
         self.update_task(job, task)?;
+        let detail = match task.step {
+            Some(_) if detail.is_empty() => task.name.clone(),
+            Some(_) => format!("{}: {detail}", task.name),
+            None => detail.to_string(),
+        };
         self.event(
             Some(job),
             Some(task.stage),
             Some(attempt),
             worker,
             kind,
-            detail,
+            &detail,
         )
     }
 
     /// Records where a finished task's time went: compute, read, write and wait ms, bytes
-    /// read and written.
-    pub fn set_task_times(&self, job: u64, stage: usize, times: [u64; 6]) -> Result<()> {
+    /// read and written; with `accumulate` (a step), added to the stage's figures.
+    pub fn add_task_times(
+        &self,
+        job: u64,
+        stage: usize,
+        times: [u64; 6],
+        accumulate: bool,
+    ) -> Result<()> {
+        let sql = if accumulate {
+            "UPDATE tasks SET compute_ms = compute_ms + ?3, read_ms = read_ms + ?4, write_ms = write_ms + ?5, wait_ms = wait_ms + ?6, bytes_read = bytes_read + ?7, bytes_written = bytes_written + ?8 WHERE job_id = ?1 AND stage = ?2"
+        } else {
+            "UPDATE tasks SET compute_ms = ?3, read_ms = ?4, write_ms = ?5, wait_ms = ?6, bytes_read = ?7, bytes_written = ?8 WHERE job_id = ?1 AND stage = ?2"
+        };
         self.0.execute(
-            "UPDATE tasks SET compute_ms = ?3, read_ms = ?4, write_ms = ?5, wait_ms = ?6, bytes_read = ?7, bytes_written = ?8 WHERE job_id = ?1 AND stage = ?2",
+            sql,
             params![
                 job,
                 stage as i64,
@@ -363,7 +531,38 @@ impl Tx<'_> {
     }
 
     /// Records what a merged slice cost: thread and wall microseconds, bytes read and
-    /// written, peak resident bytes.
+    /// written, peak resident bytes; with `accumulate`, added to what its earlier steps cost
+    /// (the peak is the largest).
+    pub fn add_slice_cost(
+        &self,
+        job: u64,
+        slice: u32,
+        cost: [u64; 5],
+        accumulate: bool,
+    ) -> Result<()> {
+        if !accumulate {
+            return self.put_slice_cost(job, slice, cost);
+        }
+        self.0.execute(
+            "INSERT INTO slice_costs (job_id, slice_id, cpu_us, wall_us, bytes_read, bytes_written, peak_rss) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (job_id, slice_id) DO UPDATE SET cpu_us = cpu_us + excluded.cpu_us,
+                 wall_us = wall_us + excluded.wall_us, bytes_read = bytes_read + excluded.bytes_read,
+                 bytes_written = bytes_written + excluded.bytes_written,
+                 peak_rss = MAX(peak_rss, excluded.peak_rss)",
+            params![
+                job,
+                slice,
+                cost[0] as i64,
+                cost[1] as i64,
+                cost[2] as i64,
+                cost[3] as i64,
+                cost[4] as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Records what a merged slice cost (replacing an earlier record).
     pub fn put_slice_cost(&self, job: u64, slice: u32, cost: [u64; 5]) -> Result<()> {
         self.0.execute(
             "INSERT OR REPLACE INTO slice_costs (job_id, slice_id, cpu_us, wall_us, bytes_read, bytes_written, peak_rss) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

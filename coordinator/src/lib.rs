@@ -10,6 +10,7 @@
 //! * [`task_state`]: a task's states and transitions.
 //! * [`core`]: jobs, tasks, leases and workers; one method per request.
 //! * [`merge`]: shard verification, promotion into tables, manifest and count table.
+//! * [`steps`]: stages split into one task per slice and ply (supersteps).
 //! * [`service`]: the gRPC services and the token check.
 //! * [`metrics`]: the Prometheus endpoint.
 //! * [`server`]: start and stop.
@@ -24,6 +25,7 @@ pub mod merge;
 pub mod metrics;
 pub mod server;
 pub mod service;
+pub mod steps;
 pub mod task_state;
 
 pub use crate::core::{Core, CoreConfig};

@@ -28,6 +28,15 @@ pub fn shard_dir(stage: usize, attempt: u32) -> String {
     format!("shards/stage{stage:02}-attempt{attempt}")
 }
 
+/// Where the current attempt of `task` writes its results: the shard directory of a stage,
+/// the step directory of a step.
+pub(crate) fn output_dir(task: &TaskRow) -> String {
+    match task.step {
+        Some((slot, ply)) => retro_pipeline::steps::step_dir(task.stage, slot, ply, task.attempt),
+        None => shard_dir(task.stage, task.attempt),
+    }
+}
+
 /// The task message for a worker: what to solve, and the final tables it reads.
 pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRecord]) -> pb::Task {
     let deps = &job.stages[task.stage].depends_on;
@@ -46,6 +55,8 @@ pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
         job_dir: job.dir.display().to_string(),
         shard_dir: shard_dir(task.stage, task.attempt),
         inputs,
+        step: None,
+        step_inputs: Vec::new(),
     }
 }
 
@@ -77,13 +88,18 @@ pub(crate) fn verify_shards(
     req: &pb::CompleteTaskRequest,
 ) -> Result<Vec<SliceRecord>, Refusal> {
     let stage = &job.stages[task.stage];
-    let dir = shard_dir(task.stage, task.attempt);
+    // A stage's task writes every slice; a finish step its own.
+    let slices = match task.step {
+        Some((slot, _)) => vec![stage.slices[slot as usize]],
+        None => stage.slices.clone(),
+    };
+    let dir = output_dir(task);
     let bad = |m: String| Refusal::InvalidArgument(format!("malformed shard descriptor: {m}"));
-    if req.shards.len() != stage.slices.len() {
+    if req.shards.len() != slices.len() {
         return Err(bad(format!(
             "{} has {} slices, the report lists {} shards",
             task.name,
-            stage.slices.len(),
+            slices.len(),
             req.shards.len()
         )));
     }
@@ -91,7 +107,7 @@ pub(crate) fn verify_shards(
     let mut seen = BTreeMap::new();
     for d in &req.shards {
         let slice = SliceId(d.slice_id);
-        if !stage.slices.contains(&slice) || seen.insert(d.slice_id, ()).is_some() {
+        if !slices.contains(&slice) || seen.insert(d.slice_id, ()).is_some() {
             return Err(bad(format!(
                 "slice {} is not in {} or is listed twice",
                 d.slice_id, task.name
@@ -154,13 +170,16 @@ pub(crate) fn verify_shards(
 
 /// Moves verified shards to their final table names (each an atomic rename) and removes the
 /// attempt's shard directory.
-pub(crate) fn promote(job: &JobRuntime, req: &pb::CompleteTaskRequest) -> Result<()> {
+pub(crate) fn promote(
+    job: &JobRuntime,
+    task: &TaskRow,
+    req: &pb::CompleteTaskRequest,
+) -> Result<()> {
     for d in &req.shards {
         let file = table_file_name(&job.game, SliceId(d.slice_id));
         job.storage.promote(&d.path, &file)?;
     }
-    job.storage
-        .remove_prefix(&shard_dir(req.stage as usize, req.attempt))
+    job.storage.remove_prefix(&output_dir(task))
 }
 
 /// Shard directories of attempts that are not running any more: nobody will report them.

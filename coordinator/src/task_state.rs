@@ -11,6 +11,17 @@
 //!     └──────────────────── reopen: final table found damaged ─────────────────────┘
 //! ```
 //!
+//! A stage solved in supersteps does not run as one task: it is *split* into step tasks (one
+//! per slice and ply, each with the life above), and is done when the finish steps of all its
+//! slices are merged. A step that finds an input of an earlier step damaged *restarts* it.
+//!
+//! ```text
+//!            split (steps of ply 1 created)              finish steps all merged
+//!  pending ───────────────────────────────► stepping ──────────────────────────► done
+//!     ▲                                         │
+//!     └───────── restart: a step file damaged ──┘
+//! ```
+//!
 //! A pending task is *ready* when every stage it depends on is done, *blocked* otherwise; that
 //! is derived, not stored. The attempt number is the fencing token: only the worker holding the
 //! current attempt of a running task may complete it.
@@ -24,6 +35,8 @@ pub const PENDING: &str = "pending";
 pub const RUNNING: &str = "running";
 /// Stored state: merged into the final tables.
 pub const DONE: &str = "done";
+/// Stored state of a stage: solved by its step tasks.
+pub const STEPPING: &str = "stepping";
 
 impl TaskRow {
     /// pending → running: the task goes to `worker` as a new attempt.
@@ -58,6 +71,27 @@ impl TaskRow {
         Ok(())
     }
 
+    /// pending → stepping: the stage is solved by step tasks from now on.
+    pub fn split(&mut self) -> Result<()> {
+        self.expect(PENDING, "split")?;
+        self.state = STEPPING.into();
+        Ok(())
+    }
+
+    /// stepping → done: every slice's finish step is merged.
+    pub fn finish_steps(&mut self) -> Result<()> {
+        self.expect(STEPPING, "finish the steps of")?;
+        self.state = DONE.into();
+        Ok(())
+    }
+
+    /// stepping → pending: a step file is damaged; the stage starts again.
+    pub fn restart(&mut self) -> Result<()> {
+        self.expect(STEPPING, "restart")?;
+        self.state = PENDING.into();
+        Ok(())
+    }
+
     /// Whether the task is running as `attempt` on `worker`.
     pub fn held_by(&self, worker: u64, attempt: u32) -> bool {
         self.state == RUNNING && self.attempt == attempt && self.worker_id == Some(worker)
@@ -82,6 +116,7 @@ mod tests {
     fn task() -> TaskRow {
         TaskRow {
             stage: 3,
+            step: None,
             name: "browns=3".into(),
             state: PENDING.into(),
             attempt: 0,
@@ -108,5 +143,20 @@ mod tests {
         t.reopen().unwrap();
         t.assign(9).unwrap();
         assert_eq!(t.attempt, 3);
+    }
+
+    #[test]
+    fn a_split_stage_is_done_by_its_steps_or_starts_again() {
+        let mut t = task();
+        t.split().unwrap();
+        assert!(
+            t.assign(1).is_err(),
+            "a split stage is never given out whole"
+        );
+        t.restart().unwrap();
+        t.split().unwrap();
+        t.finish_steps().unwrap();
+        assert_eq!(t.state, DONE);
+        assert!(t.restart().is_err());
     }
 }

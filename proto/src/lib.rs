@@ -8,7 +8,7 @@
 tonic::include_proto!("retro.v1");
 
 /// Version of the worker protocol; a worker with another version is refused at registration.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest message either side accepts (bytes). Task and completion messages carry only shard
 /// descriptors (paths and checksums, never table contents), so this is generous.

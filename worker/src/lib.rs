@@ -217,8 +217,12 @@ async fn execute(
     stop: &mut watch::Receiver<bool>,
     backoff: &mut Backoff,
 ) -> Result<bool> {
-    info!("task received: {} inputs", task.inputs.len());
-    let key = (task.job_id, task.stage, task.attempt);
+    info!(
+        "task received: {} inputs, {} step inputs",
+        task.inputs.len(),
+        task.step_inputs.len()
+    );
+    let key = attempt_key(task.job_id, task.stage, task.step, task.attempt);
     abandoned.start();
     *progress.lock().expect("progress lock") = Some(pb::TaskProgress {
         job_id: task.job_id,
@@ -226,14 +230,16 @@ async fn execute(
         attempt: task.attempt,
         ply: 0,
         positions_done: 0,
+        step: task.step,
     });
     let computed = {
         let (task, pool, cache, progress) =
             (task.clone(), pool.clone(), cache.clone(), progress.clone());
         let usable = retro_pipeline::stage::task_capacity(options.memory_budget);
         let scratch = options.scratch.clone();
-        tokio::task::spawn_blocking(move || {
-            task::run_task(
+        tokio::task::spawn_blocking(move || match task.step {
+            Some(_) => task::run_step(&task, worker_id, &pool, &cache, &progress),
+            None => task::run_task(
                 &task,
                 worker_id,
                 &pool,
@@ -241,7 +247,7 @@ async fn execute(
                 &progress,
                 usable,
                 scratch.as_deref(),
-            )
+            ),
         })
         .await
         .context("task thread")?
@@ -263,6 +269,8 @@ async fn execute(
                 attempt: task.attempt,
                 retryable: true,
                 reason: format!("{e:#}"),
+                step: task.step,
+                input_damaged: e.downcast_ref::<task::StepInputDamaged>().is_some(),
             };
             if let Err(s) = client.fail_task(request).await {
                 warn!("could not report the failure: {}", s.message());
@@ -322,8 +330,13 @@ async fn execute(
     Ok(true)
 }
 
-/// A task attempt: job, stage, attempt number.
-type AttemptKey = (u64, u32, u32);
+/// A task attempt: job, stage, step (slot, ply) if any, attempt number.
+type AttemptKey = (u64, u32, Option<(u32, u32)>, u32);
+
+/// The key of an attempt as tasks and heartbeat replies name it.
+fn attempt_key(job: u64, stage: u32, step: Option<pb::Step>, attempt: u32) -> AttemptKey {
+    (job, stage, step.map(|s| (s.slot, s.ply)), attempt)
+}
 
 /// The attempts the coordinator told this worker to abandon (their lease was lost, or their
 /// job cancelled), noted by the heartbeat loop and checked when a task finishes: an abandoned
@@ -381,7 +394,11 @@ async fn heartbeat_loop(
                 // By now the worker may be on its next task: only the attempts named are
                 // abandoned (a reply naming the task just completed must not touch the next).
                 let abandon = reply.into_inner().abandon;
-                abandoned.note(abandon.iter().map(|a| (a.job_id, a.stage, a.attempt)));
+                abandoned.note(
+                    abandon
+                        .iter()
+                        .map(|a| attempt_key(a.job_id, a.stage, a.step, a.attempt)),
+                );
             }
             Err(s) if s.code() == Code::NotFound => unknown.store(true, Ordering::Relaxed),
             Err(_) => {} // the coordinator is down; the main loop logs that
@@ -425,7 +442,7 @@ mod tests {
     #[test]
     fn a_late_reply_about_the_previous_task_does_not_abandon_the_next() {
         let abandoned = Abandoned::default();
-        let (first, second) = ((1, 7, 1), (1, 8, 1));
+        let (first, second) = ((1, 7, None, 1), (1, 8, Some((2, 3)), 1));
         abandoned.start();
         // `first` is reported and merged; the worker starts `second`; then a heartbeat reply
         // sent while `first` ran arrives, naming it (the coordinator no longer holds it).

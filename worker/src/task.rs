@@ -3,8 +3,12 @@
 use crate::cache::FinalsCache;
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
-use retro_engine::{Game, SliceId};
+use retro_engine::meter::resident_bytes;
+use retro_engine::superstep;
+use retro_engine::{DiskIo, Game, SliceId};
+use retro_pipeline::encode_stage;
 use retro_pipeline::stage::{compute_stage, human_bytes, plan_stage, stage_min_memory, Placement};
+use retro_pipeline::steps::{read_message, read_state, write_message, write_state, WrittenFile};
 use retro_pipeline::storage::Storage;
 use retro_pipeline::{game_from_definition, Finals, LocalStorage};
 use retro_proto as pb;
@@ -50,53 +54,21 @@ pub fn run_task(
     let storage = LocalStorage::new(&task.job_dir);
     let mut times = pb::TaskTimes::default();
 
-    // Inputs: from the cache, else decompressed from their tables (blocks checksum-verified).
     let clock = Instant::now();
-    let mut finals = Finals::empty(game.slice_count());
-    let mut missing = Vec::new();
-    {
-        let mut cache = cache.lock().expect("cache lock");
-        for d in &task.inputs {
-            if d.slice_id as usize >= game.slice_count() {
-                bail!("input slice {} does not exist", d.slice_id);
-            }
-            match cache.get(&(task.job_id, d.slice_id, d.checksum.clone())) {
-                Some(v) => finals.0[d.slice_id as usize] = Some(v),
-                None => missing.push(d),
-            }
-        }
-    }
-    // A stage too large to hold its inputs reads every one into a scratch file and pages it
-    // (and does not cache it).
     let paged = plan.placement.pages_inputs();
     if paged {
         std::fs::create_dir_all(&scratch)
             .with_context(|| format!("cannot create {}", scratch.display()))?;
-        finals = Finals::empty(game.slice_count());
-        missing = task.inputs.iter().collect();
     }
-    let loaded: Vec<_> = pool.install(|| {
-        missing
-            .par_iter()
-            .map(|d| -> Result<_> {
-                let values = storage
-                    .open_table(&d.path)
-                    .and_then(|t| Finals::values_of(&t, paged.then_some(scratch.as_path())))
-                    .with_context(|| format!("cannot read input {}", storage.describe(&d.path)))?;
-                Ok((d, Arc::new(values)))
-            })
-            .collect::<Result<_>>()
-    })?;
-    for (d, values) in loaded {
-        times.bytes_read += d.bytes;
-        finals.0[d.slice_id as usize] = Some(values.clone());
-        if !paged {
-            cache
-                .lock()
-                .expect("cache lock")
-                .insert((task.job_id, d.slice_id, d.checksum.clone()), values);
-        }
-    }
+    let (finals, bytes) = load_finals(
+        task,
+        &game,
+        &storage,
+        pool,
+        cache,
+        paged.then_some(scratch.as_path()),
+    )?;
+    times.bytes_read += bytes;
     for &d in &stages[stage].depends_on {
         for s in &stages[d].slices {
             if finals.0[s.0 as usize].is_none() {
@@ -180,5 +152,249 @@ pub fn run_task(
         attempt: task.attempt,
         shards,
         times: Some(times),
+        ..Default::default()
     })
+}
+
+/// The final values a task reads (`task.inputs`): from the cache, else decompressed from their
+/// tables (every block checksum-verified) and cached. With `paged` (a stage too large to hold
+/// its inputs) every input is read into a scratch file in that directory and paged, and not
+/// cached. Returns them with the bytes read from storage.
+fn load_finals(
+    task: &pb::Task,
+    game: &retro_musashi::Musashi,
+    storage: &LocalStorage,
+    pool: &rayon::ThreadPool,
+    cache: &Mutex<FinalsCache>,
+    paged: Option<&std::path::Path>,
+) -> Result<(Finals, u64)> {
+    let mut finals = Finals::empty(game.slice_count());
+    let mut missing = Vec::new();
+    {
+        let mut cache = cache.lock().expect("cache lock");
+        for d in &task.inputs {
+            if d.slice_id as usize >= game.slice_count() {
+                bail!("input slice {} does not exist", d.slice_id);
+            }
+            match cache.get(&(task.job_id, d.slice_id, d.checksum.clone())) {
+                Some(v) if paged.is_none() => finals.0[d.slice_id as usize] = Some(v),
+                _ => missing.push(d),
+            }
+        }
+    }
+    let loaded: Vec<_> = pool.install(|| {
+        missing
+            .par_iter()
+            .map(|d| -> Result<_> {
+                let values = storage
+                    .open_table(&d.path)
+                    .and_then(|t| Finals::values_of(&t, paged))
+                    .with_context(|| format!("cannot read input {}", storage.describe(&d.path)))?;
+                Ok((d, Arc::new(values)))
+            })
+            .collect::<Result<_>>()
+    })?;
+    let mut bytes = 0;
+    for (d, values) in loaded {
+        bytes += d.bytes;
+        finals.0[d.slice_id as usize] = Some(values.clone());
+        if paged.is_none() {
+            cache
+                .lock()
+                .expect("cache lock")
+                .insert((task.job_id, d.slice_id, d.checksum.clone()), values);
+        }
+    }
+    Ok((finals, bytes))
+}
+
+/// A step's input written by an earlier step is damaged or missing: the coordinator must
+/// solve the stage again (reported with `input_damaged`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StepInputDamaged(pub String);
+
+/// Runs one step of a stage solved in supersteps (`task.step`): the first step initialises
+/// the slice from the final values it reads; a later one applies the messages addressed to
+/// the slice to its stored state; each writes the slice's new state and the messages it sends
+/// into `task.shard_dir`. The finish step (ply 0) writes the slice's table as a shard.
+pub fn run_step(
+    task: &pb::Task,
+    worker_id: u64,
+    pool: &rayon::ThreadPool,
+    cache: &Mutex<FinalsCache>,
+    progress: &Progress,
+) -> Result<pb::CompleteTaskRequest> {
+    let step = task.step.context("not a step task")?;
+    let definition: serde_json::Value =
+        serde_json::from_str(&task.definition_json).context("task definition is not JSON")?;
+    let game = game_from_definition(&task.game, &definition)?;
+    let stages = game.stages();
+    let Some(stage) = stages.get(task.stage as usize) else {
+        bail!("the game has no stage {}", task.stage);
+    };
+    let Some(&slice) = stage.slices.get(step.slot as usize) else {
+        bail!("{} has no slot {}", stage.name, step.slot);
+    };
+    let len = game.slice_len(slice);
+    let storage = LocalStorage::new(&task.job_dir);
+    let mut times = pb::TaskTimes::default();
+    let io_start = DiskIo::now();
+    let wall = Instant::now();
+
+    // Inputs: the final values (first step), or the slice's state and its messages.
+    let clock = Instant::now();
+    let damaged = |e: anyhow::Error| anyhow::Error::new(StepInputDamaged(format!("{e:#}")));
+    let input = |kind: &'static str| task.step_inputs.iter().filter(move |f| f.kind == kind);
+    let (finals, state, incoming) = match step.ply {
+        1 => {
+            let (finals, bytes) = load_finals(task, &game, &storage, pool, cache, None)?;
+            times.bytes_read += bytes;
+            (Some(finals), None, Vec::new())
+        }
+        _ => {
+            let f = input("state").next().context("the task names no state")?;
+            let state =
+                read_state(&storage, &f.path, f.bytes, &f.checksum, len).map_err(damaged)?;
+            times.bytes_read += f.bytes;
+            let incoming = pool.install(|| {
+                input("message")
+                    .collect::<Vec<_>>()
+                    .par_iter()
+                    .map(|f| read_message(&storage, &f.path, f.bytes, &f.checksum))
+                    .collect::<Result<Vec<Vec<u64>>>>()
+            });
+            times.bytes_read += input("message").map(|f| f.bytes).sum::<u64>();
+            (None, Some(state), incoming.map_err(damaged)?)
+        }
+    };
+    times.read_ms = clock.elapsed().as_millis() as u64;
+
+    // Compute.
+    let clock = Instant::now();
+    let stage_name = &stage.name;
+    let (state, output, shards, cpu) = match (finals, state) {
+        (Some(finals), _) => {
+            let (state, out) =
+                pool.install(|| superstep::first_step(&game, stage, step.slot, &finals))?;
+            let cpu = out.cpu;
+            (Some(state), Some(out), Vec::new(), cpu)
+        }
+        (None, Some(state)) if step.ply == 0 => {
+            let solved = superstep::finish(&game, stage, step.slot, state);
+            times.compute_ms = clock.elapsed().as_millis() as u64;
+            let clock = Instant::now();
+            let shard_path =
+                |record: &retro_store::SliceRecord| format!("{}/{}", task.shard_dir, record.file);
+            let write =
+                |t: &retro_pipeline::EncodedSlice| storage.put(&shard_path(&t.record), &t.bytes);
+            let records = pool.install(|| {
+                encode_stage(
+                    &game,
+                    task.stage as usize,
+                    &[solved],
+                    task.zstd_level,
+                    &write,
+                )
+            })?;
+            times.write_ms = clock.elapsed().as_millis() as u64;
+            let shards = records
+                .iter()
+                .map(|r| {
+                    let mut d = retro_coordinator::merge::descriptor(r);
+                    d.path = shard_path(r);
+                    d
+                })
+                .collect();
+            (None, None, shards, clock.elapsed())
+        }
+        (None, Some(state)) => {
+            let slices: Vec<&[u64]> = incoming.iter().map(Vec::as_slice).collect();
+            let out = pool
+                .install(|| superstep::step(&game, stage, step.slot, step.ply, &state, &slices))?;
+            let cpu = out.cpu;
+            (Some(state), Some(out), Vec::new(), cpu)
+        }
+        (None, None) => unreachable!("a step has finals or a state"),
+    };
+    if step.ply != 0 {
+        times.compute_ms = clock.elapsed().as_millis() as u64;
+    }
+
+    // Outputs: the new state and the messages.
+    let mut outputs = Vec::new();
+    let mut resolved = 0;
+    if let (Some(state), Some(out)) = (state, output) {
+        let clock = Instant::now();
+        resolved = out.resolved;
+        let label = format!("{} after ply {}", game.slice_name(slice), step.ply);
+        let f = write_state(&storage, &task.shard_dir, &label, &state)?;
+        outputs.push(step_file(f, "state", step.slot, step.ply, 0));
+        let written: Vec<pb::StepFile> = pool.install(|| {
+            out.messages
+                .par_iter()
+                .map(|m| {
+                    write_message(&storage, &task.shard_dir, m.ply, m.to, &m.keys)
+                        .map(|f| step_file(f, "message", m.to, m.ply, m.keys.len() as u64))
+                })
+                .collect::<Result<_>>()
+        })?;
+        outputs.extend(written);
+        times.write_ms = clock.elapsed().as_millis() as u64;
+    }
+    times.bytes_written = outputs.iter().map(|f| f.bytes).sum::<u64>()
+        + shards
+            .iter()
+            .map(|s: &pb::ShardDescriptor| s.bytes)
+            .sum::<u64>();
+    if let Some(p) = progress.lock().expect("progress lock").as_mut() {
+        p.ply = step.ply;
+        p.positions_done = resolved;
+    }
+    let io = DiskIo::now().since(io_start);
+    let cost = pb::SliceCost {
+        cpu_us: cpu.as_micros() as u64,
+        wall_us: wall.elapsed().as_micros() as u64,
+        bytes_read: io.read,
+        bytes_written: io.written,
+        peak_rss: resident_bytes(),
+    };
+    info!(
+        job = task.job_id,
+        stage = %stage_name,
+        slot = step.slot,
+        ply = step.ply,
+        attempt = task.attempt,
+        resolved,
+        files = outputs.len(),
+        read_ms = times.read_ms,
+        compute_ms = times.compute_ms,
+        write_ms = times.write_ms,
+        "step computed"
+    );
+    Ok(pb::CompleteTaskRequest {
+        worker_id,
+        job_id: task.job_id,
+        stage: task.stage,
+        attempt: task.attempt,
+        shards,
+        times: Some(times),
+        step: Some(step),
+        step_outputs: outputs,
+        step_resolved: resolved,
+        step_cost: Some(cost),
+    })
+}
+
+/// A written step file as reported to the coordinator.
+fn step_file(f: WrittenFile, kind: &str, slot: u32, ply: u32, keys: u64) -> pb::StepFile {
+    pb::StepFile {
+        path: f.path,
+        bytes: f.bytes,
+        checksum: f.checksum,
+        kind: kind.into(),
+        slot,
+        ply,
+        keys,
+    }
 }

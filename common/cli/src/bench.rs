@@ -29,6 +29,7 @@ pub fn bench(
     level: i32,
     scratch: &Path,
     mode: BenchMode,
+    split_above: u64,
 ) -> Result<()> {
     let drivers: Vec<&str> = match mode {
         BenchMode::InProcess => vec!["in-process"],
@@ -55,6 +56,7 @@ pub fn bench(
                         quiet: true,
                         lease: Duration::from_secs(10),
                         memory_budget: retro_worker::cli::machine_memory(),
+                        split_above,
                     },
                 )?
             } else {

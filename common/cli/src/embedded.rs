@@ -38,6 +38,8 @@ pub struct EmbeddedOptions {
     pub lease: Duration,
     /// Memory the whole solve may use; shared equally by the workers.
     pub memory_budget: u64,
+    /// Stages of at least this many positions are solved as one task per slice and ply.
+    pub split_above: u64,
 }
 
 /// What a worker with `budget` bytes may spend on one task (the rest is its cache).
@@ -84,6 +86,7 @@ pub fn run_observed(
         // cost nothing.
         heartbeat: (opts.lease / 5).clamp(Duration::from_millis(20), Duration::from_millis(200)),
         max_failures: 3,
+        split_above: opts.split_above,
     };
     let mut core = Core::open(config.clone())?;
     let (job, game) = match game {

@@ -107,6 +107,10 @@ struct BenchArgs {
     /// Where the scratch output directories go (removed after each run).
     #[arg(long, value_name = "DIR", default_value = "target/bench")]
     scratch: PathBuf,
+    /// Split stages of at least this many positions (both sides to move) into one task per
+    /// slice and ply (supersteps), shared by all workers (cluster runs); 0 splits every stage.
+    #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE)]
+    split_above: u64,
 }
 
 #[derive(Args)]
@@ -214,6 +218,10 @@ struct SolveArgs {
     /// even those that fit in memory (with --in-process; for tests and measurements).
     #[arg(long, requires = "in_process")]
     out_of_core: bool,
+    /// Split stages of at least this many positions (both sides to move) into one task per
+    /// slice and ply (supersteps), shared by all workers; 0 splits every stage.
+    #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE, conflicts_with = "in_process")]
+    split_above: u64,
 }
 
 #[derive(Args)]
@@ -232,6 +240,10 @@ struct ResumeArgs {
     /// Memory the solve may use [default: the machine's RAM].
     #[arg(long, value_name = "BYTES", value_parser = retro_worker::cli::parse_bytes)]
     memory_budget: Option<u64>,
+    /// Split stages of at least this many positions (both sides to move) into one task per
+    /// slice and ply (supersteps), shared by all workers; 0 splits every stage.
+    #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE)]
+    split_above: u64,
 }
 
 #[derive(Args)]
@@ -335,6 +347,7 @@ fn run(cli: Cli) -> Result<()> {
                     quiet: a.quiet,
                     lease: std::time::Duration::from_millis(a.lease_ms.max(100)),
                     memory_budget: budget,
+                    split_above: a.split_above,
                 };
                 embedded::run(Some(game), &options)?
             };
@@ -352,6 +365,7 @@ fn run(cli: Cli) -> Result<()> {
                 memory_budget: a
                     .memory_budget
                     .unwrap_or_else(retro_worker::cli::machine_memory),
+                split_above: a.split_above,
             };
             let summary = embedded::run(None, &options)?;
             print_summary(&summary, &a.dir)
@@ -456,6 +470,7 @@ fn run(cli: Cli) -> Result<()> {
                             quiet: true,
                             lease: std::time::Duration::from_secs(10),
                             memory_budget,
+                            split_above: a.split_above,
                         })
                     }
                 };
@@ -472,6 +487,7 @@ fn run(cli: Cli) -> Result<()> {
                 a.level,
                 &a.scratch,
                 a.mode,
+                a.split_above,
             )
         }
         Command::Counts { out } => {

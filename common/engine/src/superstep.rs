@@ -25,6 +25,7 @@
 use crate::atomic::ByteArray;
 use crate::game::{Game, Stage};
 use crate::kernel::{FinalValues, KernelError, SolvedSlice, MAX_MOVES};
+use crate::meter::SlotClocks;
 use crate::position_rules::{
     claim, decrement, defender_predecessors, defender_start, finish_defenders, DefenderStart,
 };
@@ -119,6 +120,8 @@ pub struct StepOutput {
     pub resolved: u64,
     /// Canonical positions of the slice (first step only; 0 otherwise).
     pub canonical: u64,
+    /// CPU time of the step's threads.
+    pub cpu: std::time::Duration,
 }
 
 /// Slot of every slice id in `stage` (`u32::MAX` for slices outside it).
@@ -154,48 +157,51 @@ pub fn first_step<G: Game, F: FinalValues>(
         exits: Vec<(Value, u64)>,
         error: Option<String>,
     }
+    let clocks = SlotClocks::new(1);
     let chunks = len.div_ceil(CHUNK as u64);
     let seeds: Vec<Seeds> = (0..chunks)
         .into_par_iter()
         .map(|c| {
-            let start = c * CHUNK as u64;
-            let end = (start + CHUNK as u64).min(len);
-            let mut seeds = Seeds {
-                canonical: 0,
-                stalemates: Vec::new(),
-                exits: Vec::new(),
-                error: None,
-            };
-            let mut scratch = ArrayVec::<(u32, u64), MAX_MOVES>::new();
-            game.for_each_key(slice, start..end, |index, key| {
-                let i = index as usize;
-                if !game.is_canonical(slice, key) {
-                    attacker[i].store(NON_CANONICAL, Relaxed);
-                    defender[i].store(NON_CANONICAL, Relaxed);
-                    resolved[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                    final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                    return;
-                }
-                seeds.canonical += 1;
-                match defender_start(game, &slot_of, finals, slice, key, &mut scratch) {
-                    Err(what) => seeds.error = Some(what),
-                    Ok(DefenderStart::Escapes) => {
+            clocks.time(0, || {
+                let start = c * CHUNK as u64;
+                let end = (start + CHUNK as u64).min(len);
+                let mut seeds = Seeds {
+                    canonical: 0,
+                    stalemates: Vec::new(),
+                    exits: Vec::new(),
+                    error: None,
+                };
+                let mut scratch = ArrayVec::<(u32, u64), MAX_MOVES>::new();
+                game.for_each_key(slice, start..end, |index, key| {
+                    let i = index as usize;
+                    if !game.is_canonical(slice, key) {
+                        attacker[i].store(NON_CANONICAL, Relaxed);
+                        defender[i].store(NON_CANONICAL, Relaxed);
+                        resolved[i / 64].fetch_or(1 << (i % 64), Relaxed);
                         final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
+                        return;
                     }
-                    Ok(DefenderStart::Stalemate) => {
-                        defender[i].store(1, Relaxed);
-                        final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                        seeds.stalemates.push(key);
-                    }
-                    Ok(DefenderStart::Pending { successors, exit }) => {
-                        defender[i].store(successors, Relaxed);
-                        if let Some(v) = exit {
-                            seeds.exits.push((v, key));
+                    seeds.canonical += 1;
+                    match defender_start(game, &slot_of, finals, slice, key, &mut scratch) {
+                        Err(what) => seeds.error = Some(what),
+                        Ok(DefenderStart::Escapes) => {
+                            final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
+                        }
+                        Ok(DefenderStart::Stalemate) => {
+                            defender[i].store(1, Relaxed);
+                            final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
+                            seeds.stalemates.push(key);
+                        }
+                        Ok(DefenderStart::Pending { successors, exit }) => {
+                            defender[i].store(successors, Relaxed);
+                            if let Some(v) = exit {
+                                seeds.exits.push((v, key));
+                            }
                         }
                     }
-                }
-            });
-            seeds
+                });
+                seeds
+            })
         })
         .collect();
     let contract = |what: String| KernelError::Contract {
@@ -223,7 +229,8 @@ pub fn first_step<G: Game, F: FinalValues>(
         });
     }
     out.messages
-        .extend(expand(game, stage, &slot_of, slot, 1, &frontier)?);
+        .extend(expand(game, stage, &slot_of, slot, 1, &frontier, &clocks)?);
+    out.cpu = clocks.total(0);
     Ok((state, out))
 }
 
@@ -260,6 +267,7 @@ pub fn step<G: Game>(
         state.defender_final.atomic_words(),
     );
     let claims = (ply - 1) % 2 == 1;
+    let clocks = SlotClocks::new(1);
     let chunks: Vec<&[u64]> = incoming
         .iter()
         .flat_map(|keys| keys.chunks(CHUNK))
@@ -267,27 +275,29 @@ pub fn step<G: Game>(
     let found: Vec<Result<Vec<u64>, String>> = chunks
         .par_iter()
         .map(|chunk| {
-            let mut found = Vec::new();
-            for &key in *chunk {
-                let index = game.index(slice, key);
-                if index >= len {
-                    return Err(format!("message key {key:#x} is outside {}", slice.0));
-                }
-                let i = index as usize;
-                let resolves = if claims {
-                    let first = claim(resolved, i);
-                    if first {
-                        attacker[i].store(value, Relaxed);
+            clocks.time(0, || {
+                let mut found = Vec::new();
+                for &key in *chunk {
+                    let index = game.index(slice, key);
+                    if index >= len {
+                        return Err(format!("message key {key:#x} is outside {}", slice.0));
                     }
-                    first
-                } else {
-                    decrement(defender, final_bits, i, value)
-                };
-                if resolves {
-                    found.push(key);
+                    let i = index as usize;
+                    let resolves = if claims {
+                        let first = claim(resolved, i);
+                        if first {
+                            attacker[i].store(value, Relaxed);
+                        }
+                        first
+                    } else {
+                        decrement(defender, final_bits, i, value)
+                    };
+                    if resolves {
+                        found.push(key);
+                    }
                 }
-            }
-            Ok(found)
+                Ok(found)
+            })
         })
         .collect();
     let mut frontier = Vec::new();
@@ -297,11 +307,12 @@ pub fn step<G: Game>(
             what,
         })?);
     }
-    let messages = expand(game, stage, &slot_of, slot, ply, &frontier)?;
+    let messages = expand(game, stage, &slot_of, slot, ply, &frontier, &clocks)?;
     Ok(StepOutput {
         messages,
         resolved: frontier.len() as u64,
         canonical: 0,
+        cpu: clocks.total(0),
     })
 }
 
@@ -314,6 +325,7 @@ fn expand<G: Game>(
     slot: u32,
     ply: u32,
     frontier: &[u64],
+    clocks: &SlotClocks,
 ) -> Result<Vec<Message>, KernelError> {
     let n = stage.slices.len();
     let slice = stage.slices[slot as usize];
@@ -321,22 +333,24 @@ fn expand<G: Game>(
     let per_target: Vec<Vec<u64>> = frontier
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let mut out = vec![Vec::new(); n + 1];
-            let mut preds = ArrayVec::<(u32, u64, u64), MAX_MOVES>::new();
-            for &key in chunk {
-                if odd {
-                    game.attacker_unmoves(slice, key, |to, to_key, _| {
-                        let t = slot_of[to.0 as usize].min(n as u32) as usize;
-                        out[t].push(to_key);
-                    });
-                } else {
-                    defender_predecessors(game, slot_of, slice, key, &mut preds);
-                    for &(t, to_key, _) in &preds {
-                        out[t.min(n as u32) as usize].push(to_key);
+            clocks.time(0, || {
+                let mut out = vec![Vec::new(); n + 1];
+                let mut preds = ArrayVec::<(u32, u64, u64), MAX_MOVES>::new();
+                for &key in chunk {
+                    if odd {
+                        game.attacker_unmoves(slice, key, |to, to_key, _| {
+                            let t = slot_of[to.0 as usize].min(n as u32) as usize;
+                            out[t].push(to_key);
+                        });
+                    } else {
+                        defender_predecessors(game, slot_of, slice, key, &mut preds);
+                        for &(t, to_key, _) in &preds {
+                            out[t.min(n as u32) as usize].push(to_key);
+                        }
                     }
                 }
-            }
-            out
+                out
+            })
         })
         .reduce(
             || vec![Vec::new(); n + 1],

@@ -8,6 +8,7 @@
 //! * [`job_dir`]: creating, recognising and checking a job directory (resume, damaged files).
 //! * [`stage`]: solving one stage and encoding its slice tables and manifest records.
 //! * [`counts`]: the count table from the manifest's histograms.
+//! * [`steps`]: the state and message files of a stage solved in supersteps.
 //! * [`storage`]: the storage every process sees (a local or shared directory today).
 
 #![warn(missing_docs)]
@@ -16,6 +17,7 @@ pub mod counts;
 pub mod definition;
 pub mod job_dir;
 pub mod stage;
+pub mod steps;
 pub mod storage;
 
 pub use definition::{definition, game_from_definition, game_of};

@@ -262,6 +262,18 @@ pub fn stage_memory(game: &Musashi, stage: usize) -> u64 {
         + BASE_BYTES
 }
 
+/// An estimate of the memory one step of a stage solved in supersteps needs: the state of
+/// its slice of `len` positions with the messages in and out (bounded by four times the
+/// arrays), plus, for the first step (`reads_inputs`), the values of the stages it reads.
+pub fn step_memory(game: &Musashi, stage: usize, len: u64, reads_inputs: bool) -> u64 {
+    let inputs = if reads_inputs {
+        input_bytes(game, stage)
+    } else {
+        0
+    };
+    4 * slice_array_bytes(len) + inputs + BASE_BYTES
+}
+
 /// The least memory stage `stage` can be solved in: in memory if that is smaller, else out of
 /// core with paged inputs and a window of one slice's arrays.
 pub fn stage_min_memory(game: &Musashi, stage: usize) -> u64 {
