@@ -300,6 +300,17 @@ impl Core {
                 self.leases.insert((id, t.key()), now + self.config.lease);
             }
         }
+        // A step merged just before a crash may have completed its ply: the barrier is checked
+        // again (deciding it twice is harmless: it reads only merged steps and their files).
+        let stepping: Vec<usize> = self.jobs[&id]
+            .tasks
+            .iter()
+            .filter(|t| t.state == STEPPING)
+            .map(|t| t.stage)
+            .collect();
+        for stage in stepping {
+            self.advance_steps(id, stage)?;
+        }
         let job = self.jobs.get_mut(&id).expect("loaded");
         job.positions_at_start = job.positions_done();
         self.write_manifest(id)?;

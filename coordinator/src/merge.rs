@@ -253,8 +253,10 @@ pub(crate) fn finalize(job: &JobRuntime, records: Vec<SliceRecord>) -> Result<()
     let table = format_count_table(&count_rows_from_manifest(&job.game, &manifest));
     job.storage.put(COUNTS_FILE, table.as_bytes())?;
     manifest.save(&job.dir)?;
-    if let Err(e) = job.storage.remove_prefix("shards") {
-        warn!("cannot remove the shard directory: {e:#}");
+    for dir in ["shards", "steps"] {
+        if let Err(e) = job.storage.remove_prefix(dir) {
+            warn!("cannot remove the {dir} directory: {e:#}");
+        }
     }
     Ok(())
 }

@@ -37,10 +37,15 @@ async fn with_core<T: Send + 'static>(
     })
 }
 
+/// How long a poll waits for work before answering "nothing now".
+const LONG_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The worker-facing service.
 pub struct WorkerService {
     /// The coordinator's state.
     pub core: SharedCore,
+    /// Woken whenever a task is completed or fails: what was blocked may be ready now.
+    pub work_changed: Arc<tokio::sync::Notify>,
 }
 
 #[tonic::async_trait]
@@ -75,9 +80,25 @@ impl pb::worker_api_server::WorkerApi for WorkerService {
         &self,
         request: Request<pb::PollTaskRequest>,
     ) -> Result<Response<pb::PollTaskReply>, Status> {
+        // A long poll: with nothing ready, wait (up to LONG_POLL) for a completion that may
+        // make something ready, so that a worker picks up the next ply's steps at once
+        // instead of after its retry delay.
         let req = request.into_inner();
-        let task = with_core(&self.core, move |c| c.poll(req.worker_id)).await?;
-        Ok(Response::new(pb::PollTaskReply { task }))
+        let deadline = tokio::time::Instant::now() + LONG_POLL;
+        loop {
+            let changed = self.work_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let worker = req.worker_id;
+            let task = with_core(&self.core, move |c| c.poll(worker)).await?;
+            if task.is_some() || tokio::time::Instant::now() >= deadline {
+                return Ok(Response::new(pb::PollTaskReply { task }));
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                let task = with_core(&self.core, move |c| c.poll(worker)).await?;
+                return Ok(Response::new(pb::PollTaskReply { task }));
+            }
+        }
     }
 
     async fn complete_task(
@@ -85,7 +106,9 @@ impl pb::worker_api_server::WorkerApi for WorkerService {
         request: Request<pb::CompleteTaskRequest>,
     ) -> Result<Response<pb::CompleteTaskReply>, Status> {
         let req = request.into_inner();
-        with_core(&self.core, move |c| c.complete(&req)).await?;
+        let result = with_core(&self.core, move |c| c.complete(&req)).await;
+        self.work_changed.notify_waiters();
+        result?;
         Ok(Response::new(pb::CompleteTaskReply {}))
     }
 
@@ -94,7 +117,9 @@ impl pb::worker_api_server::WorkerApi for WorkerService {
         request: Request<pb::FailTaskRequest>,
     ) -> Result<Response<pb::FailTaskReply>, Status> {
         let req = request.into_inner();
-        with_core(&self.core, move |c| c.fail(&req)).await?;
+        let result = with_core(&self.core, move |c| c.fail(&req)).await;
+        self.work_changed.notify_waiters();
+        result?;
         Ok(Response::new(pb::FailTaskReply {}))
     }
 }

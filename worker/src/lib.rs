@@ -68,7 +68,8 @@ fn client(options: &WorkerOptions) -> Result<Client> {
 pub fn endpoint(url: &str, tls_ca: Option<&[u8]>) -> Result<Endpoint> {
     let mut endpoint = Endpoint::from_shared(url.to_string())
         .with_context(|| format!("'{url}' is not a coordinator URL"))?
-        .connect_timeout(Duration::from_secs(5));
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
     if let Some(ca) = tls_ca {
         endpoint = endpoint
             .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)))
