@@ -207,6 +207,7 @@ fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
                     attempt: 2,
                     ply: 0,
                     positions_done: 0,
+                    step: None,
                 }],
             })
             .await
