@@ -215,6 +215,23 @@ pub struct SliceCostRow {
     pub cost: [u64; 5],
 }
 
+/// A task from a row of `stage, slot, ply, name, state, attempt, worker_id, failures,
+/// positions` (slot and ply NULL for a stage's task).
+fn task_row(r: &rusqlite::Row) -> rusqlite::Result<TaskRow> {
+    let slot: Option<u32> = r.get(1)?;
+    let ply: Option<u32> = r.get(2)?;
+    Ok(TaskRow {
+        stage: r.get::<_, i64>(0)? as usize,
+        step: slot.zip(ply),
+        name: r.get(3)?,
+        state: r.get(4)?,
+        attempt: r.get(5)?,
+        worker_id: r.get::<_, Option<i64>>(6)?.map(|w| w as u64),
+        failures: r.get(7)?,
+        positions: r.get::<_, i64>(8)? as u64,
+    })
+}
+
 /// The database connection.
 pub struct Db {
     conn: Connection,
@@ -337,20 +354,9 @@ impl Tx<'_> {
     /// The tasks of a job, by stage.
     pub fn tasks(&self, job: u64) -> Result<Vec<TaskRow>> {
         let mut stmt = self.0.prepare(
-            "SELECT stage, name, state, attempt, worker_id, failures, positions FROM tasks WHERE job_id = ?1 ORDER BY stage",
+            "SELECT stage, NULL, NULL, name, state, attempt, worker_id, failures, positions FROM tasks WHERE job_id = ?1 ORDER BY stage",
         )?;
-        let rows = stmt.query_map([job], |r| {
-            Ok(TaskRow {
-                stage: r.get::<_, i64>(0)? as usize,
-                step: None,
-                name: r.get(1)?,
-                state: r.get(2)?,
-                attempt: r.get(3)?,
-                worker_id: r.get::<_, Option<i64>>(4)?.map(|w| w as u64),
-                failures: r.get(5)?,
-                positions: r.get::<_, i64>(6)? as u64,
-            })
-        })?;
+        let rows = stmt.query_map([job], task_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -380,18 +386,7 @@ impl Tx<'_> {
         let mut stmt = self.0.prepare(
             "SELECT stage, slot, ply, name, state, attempt, worker_id, failures, positions FROM steps WHERE job_id = ?1 ORDER BY stage, ply, slot",
         )?;
-        let rows = stmt.query_map([job], |r| {
-            Ok(TaskRow {
-                stage: r.get::<_, i64>(0)? as usize,
-                step: Some((r.get(1)?, r.get(2)?)),
-                name: r.get(3)?,
-                state: r.get(4)?,
-                attempt: r.get(5)?,
-                worker_id: r.get::<_, Option<i64>>(6)?.map(|w| w as u64),
-                failures: r.get(7)?,
-                positions: r.get::<_, i64>(8)? as u64,
-            })
-        })?;
+        let rows = stmt.query_map([job], task_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
