@@ -586,7 +586,11 @@ impl Core {
         let job = self.jobs.get_mut(&id).expect("exists");
         job.set_task(task.clone());
         info!(job = id, task = %task.name, attempt = task.attempt, worker, "task assigned");
-        let records = self.records(id)?;
+        // Only a stage and a step of ply 1 read final tables.
+        let records = match task.step {
+            Some((_, ply)) if ply != 1 => Vec::new(),
+            _ => self.records(id)?,
+        };
         let job = &self.jobs[&id];
         Ok(Some(match task.step {
             Some(_) => steps::step_message(job, &task, &records),
@@ -825,7 +829,10 @@ impl Core {
         if task.step.is_some() {
             self.advance_steps(id, task.stage)?;
         }
-        self.write_manifest(id)?;
+        // Steps of ply 1 or more change no table: the manifest stays as it is.
+        if !writes_files {
+            self.write_manifest(id)?;
+        }
         self.finish_if_complete(id)?;
         Ok(())
     }

@@ -142,17 +142,7 @@ pub(crate) fn verify_shards(
             }
             histograms.push(map);
         }
-        let (sum, len) = job.storage.checksum(&d.path).map_err(|e| {
-            Refusal::DataLoss(format!("shard {}: {e:#}", job.storage.describe(&d.path)))
-        })?;
-        if format!("{sum:016x}") != d.checksum || len != d.bytes {
-            return Err(Refusal::DataLoss(format!(
-                "shard {} is damaged: {len} bytes with checksum {sum:016x}, reported {} bytes with {}",
-                job.storage.describe(&d.path),
-                d.bytes,
-                d.checksum
-            )));
-        }
+        check_reported_file(job, "shard", &d.path, d.bytes, &d.checksum)?;
         records.push(SliceRecord {
             id: d.slice_id,
             stage: task.stage,
@@ -166,6 +156,29 @@ pub(crate) fn verify_shards(
     }
     records.sort_by_key(|r| r.id);
     Ok(records)
+}
+
+/// Re-reads a file a worker reported (a shard or a step file, `what`) and checks it against
+/// the size and XXH3 checksum it reported: `DataLoss`, naming the file, if it does not match
+/// or cannot be read.
+pub(crate) fn check_reported_file(
+    job: &JobRuntime,
+    what: &str,
+    path: &str,
+    bytes: u64,
+    checksum: &str,
+) -> Result<(), Refusal> {
+    let (sum, len) = job
+        .storage
+        .checksum(path)
+        .map_err(|e| Refusal::DataLoss(format!("{what} {}: {e:#}", job.storage.describe(path))))?;
+    if format!("{sum:016x}") != checksum || len != bytes {
+        return Err(Refusal::DataLoss(format!(
+            "{what} {} is damaged: {len} bytes with checksum {sum:016x}, reported {bytes} bytes with {checksum}",
+            job.storage.describe(path),
+        )));
+    }
+    Ok(())
 }
 
 /// Moves verified shards to their final table names (each an atomic rename) and removes the

@@ -19,7 +19,7 @@ use crate::db::{StepFileRow, TaskRow};
 use crate::task_state::{DONE, PENDING};
 use retro_engine::Game;
 use retro_pipeline::steps::step_dir;
-use retro_pipeline::storage::{check_key, Storage};
+use retro_pipeline::storage::check_key;
 use retro_proto as pb;
 use retro_store::SliceRecord;
 use std::collections::{BTreeMap, BTreeSet};
@@ -189,20 +189,7 @@ pub(crate) fn verify_outputs(
                 f.kind, f.path, f.slot, f.ply, f.keys
             )));
         }
-        let (sum, len) = job.storage.checksum(&f.path).map_err(|e| {
-            Refusal::DataLoss(format!(
-                "step file {}: {e:#}",
-                job.storage.describe(&f.path)
-            ))
-        })?;
-        if format!("{sum:016x}") != f.checksum || len != f.bytes {
-            return Err(Refusal::DataLoss(format!(
-                "step file {} is damaged: {len} bytes with checksum {sum:016x}, reported {} bytes with {}",
-                job.storage.describe(&f.path),
-                f.bytes,
-                f.checksum
-            )));
-        }
+        crate::merge::check_reported_file(job, "step file", &f.path, f.bytes, &f.checksum)?;
         rows.push(StepFileRow {
             stage: task.stage,
             path: f.path.clone(),
