@@ -680,6 +680,13 @@ impl Core {
         let key = task_key(req.stage, req.step);
         let task = self.task(id, key)?;
         let job = &self.jobs[&id];
+        if task.merged_from(req.worker_id, req.attempt) {
+            // The same report again: the worker did not hear that it was merged (a lost reply,
+            // a coordinator restarted after the merge). It is told so; were it refused, the
+            // worker would remove files that are now the task's results.
+            info!(job = id, task = %task.name, attempt = req.attempt, worker = req.worker_id, "report already merged");
+            return Ok(());
+        }
         if !task.held_by(req.worker_id, req.attempt) {
             self.totals.completions_refused += 1;
             let why = format!(

@@ -29,10 +29,13 @@ pub fn shard_dir(stage: usize, attempt: u32) -> String {
 }
 
 /// Where the current attempt of `task` writes its results: the shard directory of a stage,
-/// the step directory of a step.
-pub(crate) fn output_dir(task: &TaskRow) -> String {
+/// the step directory of a step (in the current try of its stage, the stage task's attempt).
+pub(crate) fn output_dir(job: &JobRuntime, task: &TaskRow) -> String {
     match task.step {
-        Some((slot, ply)) => retro_pipeline::steps::step_dir(task.stage, slot, ply, task.attempt),
+        Some((slot, ply)) => {
+            let try_ = job.tasks[task.stage].attempt;
+            retro_pipeline::steps::step_dir(task.stage, try_, slot, ply, task.attempt)
+        }
         None => shard_dir(task.stage, task.attempt),
     }
 }
@@ -93,7 +96,7 @@ pub(crate) fn verify_shards(
         Some((slot, _)) => vec![stage.slices[slot as usize]],
         None => stage.slices.clone(),
     };
-    let dir = output_dir(task);
+    let dir = output_dir(job, task);
     let bad = |m: String| Refusal::InvalidArgument(format!("malformed shard descriptor: {m}"));
     if req.shards.len() != slices.len() {
         return Err(bad(format!(
@@ -192,7 +195,7 @@ pub(crate) fn promote(
         let file = table_file_name(&job.game, SliceId(d.slice_id));
         job.storage.promote(&d.path, &file)?;
     }
-    job.storage.remove_prefix(&output_dir(task))
+    job.storage.remove_prefix(&output_dir(job, task))
 }
 
 /// Shard directories of attempts that are not running any more: nobody will report them.

@@ -9,7 +9,8 @@
 //! slice gets a *finish* step (ply 0) that writes its table as a shard, merged like a stage's.
 //!
 //! Files: a step writes the slice's new state and its messages into its own directory
-//! (`retro_pipeline::steps::step_dir`); the coordinator records the files of the attempt it
+//! (`retro_pipeline::steps::step_dir`, named by the stage's try and the step's attempt, so never
+//! reused); the coordinator records the files of the attempt it
 //! accepts (with size and checksum) in the same transaction that marks the step done. A state
 //! superseded by a newer one and a message already applied are deleted at the next barrier;
 //! the stage's whole directory when it is done.
@@ -18,7 +19,6 @@ use crate::core::{JobRuntime, Refusal};
 use crate::db::{StepFileRow, TaskRow};
 use crate::task_state::{DONE, PENDING};
 use retro_engine::Game;
-use retro_pipeline::steps::step_dir;
 use retro_pipeline::storage::check_key;
 use retro_proto as pb;
 use retro_store::SliceRecord;
@@ -124,7 +124,7 @@ pub(crate) fn step_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
     if ply != 1 {
         message.inputs.clear();
     }
-    message.shard_dir = step_dir(task.stage, slot, ply, task.attempt);
+    message.shard_dir = crate::merge::output_dir(job, task);
     message.step = Some(pb::Step { slot, ply });
     let state = job
         .step_files
@@ -160,7 +160,7 @@ pub(crate) fn verify_outputs(
     req: &pb::CompleteTaskRequest,
 ) -> Result<Vec<StepFileRow>, Refusal> {
     let (slot, ply) = task.step.expect("a step task");
-    let dir = step_dir(task.stage, slot, ply, task.attempt);
+    let dir = crate::merge::output_dir(job, task);
     let n = job.stages[task.stage].slices.len() as u32;
     let bad = |m: String| {
         Refusal::InvalidArgument(format!("malformed step report for {}: {m}", task.name))
@@ -214,10 +214,7 @@ pub(crate) fn dead_step_dirs(job: &JobRuntime) -> Vec<String> {
         .steps
         .values()
         .filter(|t| t.state == crate::task_state::RUNNING)
-        .map(|t| {
-            let (slot, ply) = t.step.expect("a step task");
-            step_dir(t.stage, slot, ply, t.attempt)
-        })
+        .map(|t| crate::merge::output_dir(job, t))
         .collect();
     for f in &job.step_files {
         if let Some((dir, _)) = f.path.rsplit_once('/') {

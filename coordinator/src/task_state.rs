@@ -16,7 +16,8 @@
 //! slices are merged. A step that finds an input of an earlier step damaged *restarts* it.
 //!
 //! ```text
-//!            split (steps of ply 1 created)              finish steps all merged
+//!            split (a new try: attempt += 1;              finish steps all merged
+//!                   steps of ply 1 created)
 //!  pending ───────────────────────────────► stepping ──────────────────────────► done
 //!     ▲                                         │
 //!     └───────── restart: a step file damaged ──┘
@@ -71,9 +72,12 @@ impl TaskRow {
         Ok(())
     }
 
-    /// pending → stepping: the stage is solved by step tasks from now on.
+    /// pending → stepping: the stage is solved by step tasks from now on, as a new try
+    /// (`attempt += 1`; the try names the step directories, so a late worker of an earlier
+    /// try never touches the files of this one).
     pub fn split(&mut self) -> Result<()> {
         self.expect(PENDING, "split")?;
+        self.attempt += 1;
         self.state = STEPPING.into();
         Ok(())
     }
@@ -95,6 +99,12 @@ impl TaskRow {
     /// Whether the task is running as `attempt` on `worker`.
     pub fn held_by(&self, worker: u64, attempt: u32) -> bool {
         self.state == RUNNING && self.attempt == attempt && self.worker_id == Some(worker)
+    }
+
+    /// Whether `attempt` on `worker` is the attempt whose results were merged (a repeated
+    /// report of it is answered as merged, not refused).
+    pub fn merged_from(&self, worker: u64, attempt: u32) -> bool {
+        self.state == DONE && self.attempt == attempt && self.worker_id == Some(worker)
     }
 
     fn expect(&self, state: &str, transition: &str) -> Result<()> {
@@ -138,6 +148,8 @@ mod tests {
         assert!(!t.held_by(7, 1), "the first attempt is fenced");
         t.finish().unwrap();
         assert!(!t.held_by(8, 2), "a done task is held by nobody");
+        assert!(t.merged_from(8, 2), "its merged attempt is known");
+        assert!(!t.merged_from(7, 1) && !t.merged_from(8, 1));
         assert!(t.finish().is_err());
         assert!(t.assign(9).is_err());
         t.reopen().unwrap();
@@ -153,8 +165,10 @@ mod tests {
             t.assign(1).is_err(),
             "a split stage is never given out whole"
         );
+        assert_eq!(t.attempt, 1, "the first try");
         t.restart().unwrap();
         t.split().unwrap();
+        assert_eq!(t.attempt, 2, "a restarted stage is a new try");
         t.finish_steps().unwrap();
         assert_eq!(t.state, DONE);
         assert!(t.restart().is_err());

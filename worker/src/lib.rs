@@ -279,6 +279,9 @@ async fn execute(
             return Ok(true);
         }
     };
+    // Dropping a refused attempt's files is safe: a refused attempt is never merged (a report
+    // repeated after its merge is acknowledged, not refused), and no other attempt ever writes
+    // into its directory.
     let shard_dir = task.shard_dir.clone();
     let drop_shards = || {
         let storage = LocalStorage::new(&task.job_dir);

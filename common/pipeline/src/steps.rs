@@ -1,7 +1,10 @@
 //! The intermediate files of a stage solved in supersteps
 //! ([`retro_engine::superstep`]): each step writes the slice's new state and the messages it
-//! sends into a directory of its own, `steps/stageNN/slotSS-plyPPP-attemptA/`, and the
-//! coordinator records the files of the attempt it accepts. Both kinds are table files
+//! sends into a directory of its own, `steps/stageNN/tryT-slotSS-plyPPP-attemptA/`, and the
+//! coordinator records the files of the attempt it accepts. The try counts the times the
+//! stage was split (a damaged step file starts the stage again), so no two attempts of any
+//! step ever share a directory: a late worker of an earlier try cannot touch a later one's
+//! files. Both kinds are table files
 //! (zstd blocks, each with its checksum, and a checksummed index), so a damaged or truncated
 //! file is reported by name; readers also check the whole file against the checksum the
 //! coordinator recorded.
@@ -19,15 +22,15 @@ pub fn stage_steps_dir(stage: usize) -> String {
     format!("steps/stage{stage:02}")
 }
 
-/// Where attempt `attempt` of the step (`slot`, `ply`) of `stage` writes its files (ply 0 is
-/// the finish, which writes the slice's shard).
-pub fn step_dir(stage: usize, slot: u32, ply: u32, attempt: u32) -> String {
+/// Where attempt `attempt` of the step (`slot`, `ply`) of try `try_` of `stage` writes its
+/// files (ply 0 is the finish, which writes the slice's shard).
+pub fn step_dir(stage: usize, try_: u32, slot: u32, ply: u32, attempt: u32) -> String {
     let step = match ply {
         0 => "finish".to_string(),
         p => format!("ply{p:03}"),
     };
     format!(
-        "{}/slot{slot:02}-{step}-attempt{attempt}",
+        "{}/try{try_}-slot{slot:02}-{step}-attempt{attempt}",
         stage_steps_dir(stage)
     )
 }
