@@ -27,13 +27,19 @@ impl Drop for Proc {
     }
 }
 
-/// A free TCP port on loopback.
+/// A free TCP port on loopback, below the kernel's ephemeral range (32768 and up): a port from
+/// that range may be taken, while a coordinator restarts, by an outgoing connection (of a
+/// worker reconnecting to it, even to itself). Ports are handed out once per test binary.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let start = (std::process::id() % 400) as u16 * 30;
+    loop {
+        let port = 20_000 + (start + NEXT.fetch_add(1, Ordering::Relaxed)) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// A cluster under test: its data directory, port and token file.
@@ -162,8 +168,9 @@ impl Cluster {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
-            "submit failed: {stdout} {}",
-            String::from_utf8_lossy(&out.stderr)
+            "submit failed: {stdout} {}\ncoordinator log:\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.log("coordinator")
         );
         stdout
             .split_whitespace()
