@@ -179,10 +179,7 @@ fn a_restarted_coordinator_continues_without_recomputing_finished_slices() {
     });
     coordinator.kill();
     let done_before = cluster.stages_in(job, "done");
-    let last_event: i64 = cluster
-        .db()
-        .query_row("SELECT MAX(id) FROM events", [], |r| r.get(0))
-        .unwrap();
+    let last_event = cluster.last_event();
     assert!(done_before.len() < 25, "the job finished before the kill");
     let _coordinator = cluster.start_coordinator();
     cluster.wait_done(job, Duration::from_secs(300));
@@ -190,13 +187,7 @@ fn a_restarted_coordinator_continues_without_recomputing_finished_slices() {
     // No stage finished before the kill was given out again afterwards.
     let db = cluster.db();
     for stage in done_before {
-        let reassigned: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM events WHERE job_id = ?1 AND stage = ?2 AND kind = 'assigned' AND id > ?3",
-                rusqlite::params![job, stage, last_event],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let reassigned = cluster.assigned_after(job, Given::Stage(stage), last_event);
         assert_eq!(
             reassigned, 0,
             "stage {stage} was computed again after the restart"

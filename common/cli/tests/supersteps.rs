@@ -144,10 +144,8 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
             break;
         }
         coordinator.kill();
+        let last_event = cluster.last_event();
         let db = cluster.db();
-        let last_event: i64 = db
-            .query_row("SELECT MAX(id) FROM events", [], |r| r.get(0))
-            .unwrap();
         let mut stmt = db
             .prepare("SELECT name FROM steps WHERE job_id = ?1 AND state = 'done'")
             .unwrap();
@@ -165,16 +163,9 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
     );
     cluster.wait_done(job, Duration::from_secs(300));
     assert_same_results(&want, &cluster.job_dir(job));
-    let db = cluster.db();
     for (last_event, done) in &done_at_kill {
         for name in done {
-            let again: i64 = db
-                .query_row(
-                    "SELECT COUNT(*) FROM events WHERE job_id = ?1 AND kind = 'assigned' AND detail = ?2 AND id > ?3",
-                    rusqlite::params![job, name, last_event],
-                    |r| r.get(0),
-                )
-                .unwrap();
+            let again = cluster.assigned_after(job, Given::Step(name), *last_event);
             assert_eq!(again, 0, "{name}, done at a kill, was computed again");
         }
     }

@@ -42,6 +42,14 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// A task as events name it: a stage by number, a step by name.
+pub enum Given<'a> {
+    /// A stage task.
+    Stage(u32),
+    /// A step task ("browns=6 black=00 ply 4").
+    Step(&'a str),
+}
+
 /// A cluster under test: its data directory, port and token file.
 pub struct Cluster {
     pub data: PathBuf,
@@ -205,6 +213,33 @@ impl Cluster {
             .unwrap()
             .map(|r| r.unwrap())
             .collect()
+    }
+
+    /// The id of the latest event.
+    pub fn last_event(&self) -> i64 {
+        self.db()
+            .query_row("SELECT MAX(id) FROM events", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// How many times `task` of `job` was given out after event `after`.
+    pub fn assigned_after(&self, job: u64, task: Given, after: i64) -> i64 {
+        let (sql, key) = match task {
+            Given::Stage(stage) => ("stage = ?2", rusqlite::types::Value::from(stage)),
+            Given::Step(name) => (
+                "detail = ?2",
+                rusqlite::types::Value::from(name.to_string()),
+            ),
+        };
+        self.db()
+            .query_row(
+                &format!(
+                    "SELECT COUNT(*) FROM events WHERE job_id = ?1 AND kind = 'assigned' AND {sql} AND id > ?3"
+                ),
+                rusqlite::params![job, key, after],
+                |r| r.get(0),
+            )
+            .unwrap()
     }
 
     /// Count of events of `kind`.
