@@ -538,8 +538,10 @@ impl Core {
         self.touch(worker)?;
         self.split_ready_stages()?;
         let capacity = task_capacity(self.workers[&worker].memory_budget);
-        // (is a stage, -affinity, job, ply): the smallest wins.
-        let mut best: Option<((bool, usize, u64, u32), TaskKey)> = None;
+        // Stages: (true, -affinity, job, stage, false); steps: (false, stage, job, ply, not
+        // affine). The smallest wins.
+        type Rank = (bool, usize, u64, u32, bool);
+        let mut best: Option<(Rank, TaskKey)> = None;
         for (&id, job) in &self.jobs {
             if job.row.state != "running" {
                 continue;
@@ -553,7 +555,7 @@ impl Core {
                     .iter()
                     .filter(|&&d| self.computed_by.get(&(id, (d, None))) == Some(&worker))
                     .count();
-                let rank = (true, usize::MAX - affinity, id, t.stage as u32);
+                let rank = (true, usize::MAX - affinity, id, t.stage as u32, false);
                 if best.as_ref().is_none_or(|(b, _)| rank < *b) {
                     best = Some((rank, t.key()));
                 }
@@ -566,13 +568,23 @@ impl Core {
                 if t.state != PENDING || step_memory(&job.game, t.stage, len, ply == 1) > capacity {
                     continue;
                 }
-                let rank = (false, t.stage, id, ply);
+                // A step preferably goes to the worker that wrote its slice's state (it still
+                // holds it in memory): the last merged step of the slot before this one.
+                let affine = job
+                    .steps
+                    .range(
+                        (t.stage, slot, 1)..(t.stage, slot, if ply == 0 { u32::MAX } else { ply }),
+                    )
+                    .rev()
+                    .find(|(_, s)| s.state == DONE)
+                    .is_some_and(|(_, s)| self.computed_by.get(&(id, s.key())) == Some(&worker));
+                let rank = (false, t.stage, id, ply, !affine);
                 if best.as_ref().is_none_or(|(b, _)| rank < *b) {
                     best = Some((rank, t.key()));
                 }
             }
         }
-        let Some(((_, _, id, _), key)) = best else {
+        let Some(((_, _, id, _, _), key)) = best else {
             return Ok(None);
         };
         let mut task = self.jobs[&id].task(key).expect("found above").clone();

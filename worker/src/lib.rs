@@ -6,7 +6,7 @@
 //! (it retries until the coordinator is back), and drops its shards when its report is refused
 //! as stale.
 //!
-//! * [`cache`]: final values kept in memory between tasks.
+//! * [`cache`]: final values and step states kept in memory between tasks.
 //! * [`task`]: running one task.
 //! * [`cli`]: the `worker` command's flags.
 
@@ -17,7 +17,7 @@ pub mod cli;
 pub mod task;
 
 use anyhow::{bail, Context, Result};
-use cache::FinalsCache;
+use cache::MemoryCache;
 use retro_pipeline::storage::Storage;
 use retro_pipeline::LocalStorage;
 use retro_proto as pb;
@@ -43,7 +43,7 @@ pub struct WorkerOptions {
     pub name: String,
     /// Compute threads (the worker's own rayon pool).
     pub threads: usize,
-    /// Bytes this worker may use; a quarter goes to the cache of final values.
+    /// Bytes this worker may use; a quarter goes to the cache of final values and step states.
     pub memory_budget: u64,
     /// Connect with TLS, trusting this CA certificate (PEM).
     pub tls_ca: Option<Vec<u8>>,
@@ -101,7 +101,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
             .build()
             .context("cannot start compute threads")?,
     );
-    let cache = Arc::new(Mutex::new(FinalsCache::new(options.memory_budget / 4)));
+    let cache = Arc::new(Mutex::new(MemoryCache::new(options.memory_budget / 4)));
     let mut backoff = Backoff::default();
     'register: loop {
         let reply = loop {
@@ -212,7 +212,7 @@ async fn execute(
     task: pb::Task,
     waited: Duration,
     pool: &Arc<rayon::ThreadPool>,
-    cache: &Arc<Mutex<FinalsCache>>,
+    cache: &Arc<Mutex<MemoryCache>>,
     progress: &Progress,
     abandoned: &Arc<Abandoned>,
     stop: &mut watch::Receiver<bool>,

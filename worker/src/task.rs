@@ -1,6 +1,6 @@
 //! Running one task: read the finals it depends on, solve the stage, write result shards.
 
-use crate::cache::FinalsCache;
+use crate::cache::MemoryCache;
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use retro_engine::meter::resident_bytes;
@@ -26,7 +26,7 @@ pub fn run_task(
     task: &pb::Task,
     worker_id: u64,
     pool: &rayon::ThreadPool,
-    cache: &Mutex<FinalsCache>,
+    cache: &Mutex<MemoryCache>,
     progress: &Progress,
     usable: u64,
     scratch: Option<&std::path::Path>,
@@ -128,10 +128,7 @@ pub fn run_task(
         let mut cache = cache.lock().expect("cache lock");
         for ((slice, values), record) in output.finals.into_iter().zip(&output.tables) {
             debug_assert_eq!(slice, SliceId(record.id));
-            cache.insert(
-                (task.job_id, slice.0, record.checksum.clone()),
-                Arc::new(values),
-            );
+            cache.keep_finals(task.job_id, slice.0, &record.checksum, Arc::new(values));
         }
     }
     info!(
@@ -165,7 +162,7 @@ fn load_finals(
     game: &retro_musashi::Musashi,
     storage: &LocalStorage,
     pool: &rayon::ThreadPool,
-    cache: &Mutex<FinalsCache>,
+    cache: &Mutex<MemoryCache>,
     paged: Option<&std::path::Path>,
 ) -> Result<(Finals, u64)> {
     let mut finals = Finals::empty(game.slice_count());
@@ -176,7 +173,7 @@ fn load_finals(
             if d.slice_id as usize >= game.slice_count() {
                 bail!("input slice {} does not exist", d.slice_id);
             }
-            match cache.get(&(task.job_id, d.slice_id, d.checksum.clone())) {
+            match cache.finals(task.job_id, d.slice_id, &d.checksum) {
                 Some(v) if paged.is_none() => finals.0[d.slice_id as usize] = Some(v),
                 _ => missing.push(d),
             }
@@ -199,10 +196,12 @@ fn load_finals(
         bytes += d.bytes;
         finals.0[d.slice_id as usize] = Some(values.clone());
         if paged.is_none() {
-            cache
-                .lock()
-                .expect("cache lock")
-                .insert((task.job_id, d.slice_id, d.checksum.clone()), values);
+            cache.lock().expect("cache lock").keep_finals(
+                task.job_id,
+                d.slice_id,
+                &d.checksum,
+                values,
+            );
         }
     }
     Ok((finals, bytes))
@@ -222,7 +221,7 @@ pub fn run_step(
     task: &pb::Task,
     worker_id: u64,
     pool: &rayon::ThreadPool,
-    cache: &Mutex<FinalsCache>,
+    cache: &Mutex<MemoryCache>,
     progress: &Progress,
 ) -> Result<pb::CompleteTaskRequest> {
     let step = task.step.context("not a step task")?;
@@ -254,9 +253,19 @@ pub fn run_step(
         }
         _ => {
             let f = input("state").next().context("the task names no state")?;
-            let state =
-                read_state(&storage, &f.path, f.bytes, &f.checksum, len).map_err(damaged)?;
-            times.bytes_read += f.bytes;
+            // The state this worker wrote at the slice's previous step, else its file.
+            let kept =
+                cache
+                    .lock()
+                    .expect("cache lock")
+                    .take_state(task.job_id, &f.path, &f.checksum);
+            let state = match kept {
+                Some(state) => state,
+                None => {
+                    times.bytes_read += f.bytes;
+                    read_state(&storage, &f.path, f.bytes, &f.checksum, len).map_err(damaged)?
+                }
+            };
             let incoming = pool.install(|| {
                 input("message")
                     .collect::<Vec<_>>()
@@ -329,6 +338,10 @@ pub fn run_step(
         resolved = out.resolved;
         let label = format!("{} after ply {}", game.slice_name(slice), step.ply);
         let f = write_state(&storage, &task.shard_dir, &label, &state)?;
+        cache
+            .lock()
+            .expect("cache lock")
+            .keep_state(task.job_id, &f.path, &f.checksum, state);
         outputs.push(step_file(f, "state", step.slot, step.ply, 0));
         let written: Vec<pb::StepFile> = pool.install(|| {
             out.messages

@@ -67,7 +67,7 @@ fn compute(task: &pb::Task, worker: u64) -> pb::CompleteTaskRequest {
         .num_threads(1)
         .build()
         .unwrap();
-    let cache = Mutex::new(retro_worker::cache::FinalsCache::new(1 << 30));
+    let cache = Mutex::new(retro_worker::cache::MemoryCache::new(1 << 30));
     let progress = Arc::new(Mutex::new(None));
     retro_worker::task::run_task(task, worker, &pool, &cache, &progress, u64::MAX, None).unwrap()
 }

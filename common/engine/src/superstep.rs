@@ -56,7 +56,7 @@ pub struct SlotState {
 
 impl SlotState {
     /// Empty arrays for a slice of `len` positions.
-    fn zeroed(len: u64) -> SlotState {
+    pub fn zeroed(len: u64) -> SlotState {
         let words = len.div_ceil(64) as usize * 8;
         SlotState {
             attacker: ByteArray::zeroed(len as usize),
@@ -64,6 +64,11 @@ impl SlotState {
             resolved: ByteArray::zeroed(words),
             defender_final: ByteArray::zeroed(words),
         }
+    }
+
+    /// Bytes the four arrays occupy in memory.
+    pub fn bytes(&self) -> u64 {
+        self.sections().iter().map(|(_, a)| a.len() as u64).sum()
     }
 
     /// The arrays with their names ([`STATE_SECTIONS`]), for storage.
