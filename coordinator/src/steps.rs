@@ -117,13 +117,11 @@ pub(crate) fn next(job: &JobRuntime, stage: usize) -> Next {
 }
 
 /// The task message of a step: its slice's latest state and the messages addressed to it by
-/// the previous ply; the final tables of the stages it reads for ply 1.
+/// the previous ply; for ply 1, the final tables of the stages it reads (`records`, which the
+/// caller reads only for ply 1).
 pub(crate) fn step_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRecord]) -> pb::Task {
     let (slot, ply) = task.step.expect("a step task");
     let mut message = crate::merge::task_message(job, task, records);
-    if ply != 1 {
-        message.inputs.clear();
-    }
     message.shard_dir = crate::merge::output_dir(job, task);
     message.step = Some(pb::Step { slot, ply });
     let state = job

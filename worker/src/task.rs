@@ -31,14 +31,8 @@ pub fn run_task(
     usable: u64,
     scratch: Option<&std::path::Path>,
 ) -> Result<pb::CompleteTaskRequest> {
-    let definition: serde_json::Value =
-        serde_json::from_str(&task.definition_json).context("task definition is not JSON")?;
-    let game = game_from_definition(&task.game, &definition)?;
-    let stages = game.stages();
+    let (game, stages) = task_game(task)?;
     let stage = task.stage as usize;
-    if stage >= stages.len() {
-        bail!("the game has no stage {stage}");
-    }
     let Some(plan) = plan_stage(&game, stage, usable, false) else {
         bail!(
             "{} needs at least {} but this worker may spend {} on a task",
@@ -79,10 +73,8 @@ pub fn run_task(
     times.read_ms = clock.elapsed().as_millis() as u64;
 
     // Solve; each slice's shard is written as soon as it is encoded.
-    let shard_path =
-        |record: &retro_store::SliceRecord| format!("{}/{}", task.shard_dir, record.file);
     let write_shard =
-        |t: &retro_pipeline::EncodedSlice| storage.put(&shard_path(&t.record), &t.bytes);
+        |t: &retro_pipeline::EncodedSlice| storage.put(&shard_path(task, &t.record), &t.bytes);
     let clock = Instant::now();
     let output = pool.install(|| {
         compute_stage(
@@ -110,8 +102,7 @@ pub fn run_task(
         .iter()
         .zip(&output.times.slices)
         .map(|(record, cost)| {
-            let mut d = retro_coordinator::merge::descriptor(record);
-            d.path = shard_path(record);
+            let mut d = shard_descriptor(task, record);
             d.cost = Some(pb::SliceCost {
                 cpu_us: cost.cpu.as_micros() as u64,
                 wall_us: cost.wall.as_micros() as u64,
@@ -151,6 +142,30 @@ pub fn run_task(
         times: Some(times),
         ..Default::default()
     })
+}
+
+/// The game of `task` and its stages; fails if the task names a stage the game lacks.
+fn task_game(task: &pb::Task) -> Result<(retro_musashi::Musashi, Vec<retro_engine::Stage>)> {
+    let definition: serde_json::Value =
+        serde_json::from_str(&task.definition_json).context("task definition is not JSON")?;
+    let game = game_from_definition(&task.game, &definition)?;
+    let stages = game.stages();
+    if task.stage as usize >= stages.len() {
+        bail!("the game has no stage {}", task.stage);
+    }
+    Ok((game, stages))
+}
+
+/// Where `task` writes the shard of a slice: its shard directory, the table's name.
+fn shard_path(task: &pb::Task, record: &retro_store::SliceRecord) -> String {
+    format!("{}/{}", task.shard_dir, record.file)
+}
+
+/// The descriptor a completion reports for the shard `task` wrote of `record`.
+fn shard_descriptor(task: &pb::Task, record: &retro_store::SliceRecord) -> pb::ShardDescriptor {
+    let mut d = retro_coordinator::merge::descriptor(record);
+    d.path = shard_path(task, record);
+    d
 }
 
 /// The final values a task reads (`task.inputs`): from the cache, else decompressed from their
@@ -225,13 +240,8 @@ pub fn run_step(
     progress: &Progress,
 ) -> Result<pb::CompleteTaskRequest> {
     let step = task.step.context("not a step task")?;
-    let definition: serde_json::Value =
-        serde_json::from_str(&task.definition_json).context("task definition is not JSON")?;
-    let game = game_from_definition(&task.game, &definition)?;
-    let stages = game.stages();
-    let Some(stage) = stages.get(task.stage as usize) else {
-        bail!("the game has no stage {}", task.stage);
-    };
+    let (game, stages) = task_game(task)?;
+    let stage = &stages[task.stage as usize];
     let Some(&slice) = stage.slices.get(step.slot as usize) else {
         bail!("{} has no slot {}", stage.name, step.slot);
     };
@@ -293,10 +303,9 @@ pub fn run_step(
             let solved = superstep::finish(&game, stage, step.slot, state);
             times.compute_ms = clock.elapsed().as_millis() as u64;
             let clock = Instant::now();
-            let shard_path =
-                |record: &retro_store::SliceRecord| format!("{}/{}", task.shard_dir, record.file);
-            let write =
-                |t: &retro_pipeline::EncodedSlice| storage.put(&shard_path(&t.record), &t.bytes);
+            let write = |t: &retro_pipeline::EncodedSlice| {
+                storage.put(&shard_path(task, &t.record), &t.bytes)
+            };
             let records = pool.install(|| {
                 encode_stage(
                     &game,
@@ -307,14 +316,7 @@ pub fn run_step(
                 )
             })?;
             times.write_ms = clock.elapsed().as_millis() as u64;
-            let shards = records
-                .iter()
-                .map(|r| {
-                    let mut d = retro_coordinator::merge::descriptor(r);
-                    d.path = shard_path(r);
-                    d
-                })
-                .collect();
+            let shards = records.iter().map(|r| shard_descriptor(task, r)).collect();
             (None, None, shards, clock.elapsed())
         }
         (None, Some(state)) => {
