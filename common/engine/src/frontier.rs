@@ -89,6 +89,18 @@ impl Frontier {
         self.len
     }
 
+    /// Number of keys of the slots (lists) for which `pick` is true.
+    pub(crate) fn len_where(&self, pick: impl Fn(usize) -> bool) -> u64 {
+        let segment_len = |s: &Segment| match s {
+            Segment::Memory(keys) => keys.len() as u64,
+            Segment::Spilled { len, .. } => *len as u64,
+        };
+        (0..self.slots.len())
+            .filter(|&s| pick(s))
+            .map(|s| self.slots[s].iter().map(segment_len).sum::<u64>())
+            .sum()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -171,24 +183,26 @@ fn as_keys(bytes: &[u8]) -> &[u64] {
     unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), bytes.len() / 8) }
 }
 
-/// One parallel task's output: keys per slot, and which slots' arrays it touched (so that the
-/// out-of-core kernel knows which slices were just used).
+/// One parallel task's output: keys per list (a stage's lists are its sections: two per
+/// slot), and which slots' arrays it touched (so that the out-of-core kernel knows which slices
+/// were just used).
 pub(crate) struct SlotLists {
     pub(crate) keys: Vec<Vec<u64>>,
     pub(crate) touched: Vec<bool>,
 }
 
 impl SlotLists {
-    pub(crate) fn new(n: usize) -> SlotLists {
+    /// Empty lists for `lists` lists and `slots` slots.
+    pub(crate) fn new(lists: usize, slots: usize) -> SlotLists {
         SlotLists {
-            keys: vec![Vec::new(); n],
-            touched: vec![false; n],
+            keys: vec![Vec::new(); lists],
+            touched: vec![false; slots],
         }
     }
 
-    /// Adds `key` to slot `slot`'s list.
-    pub(crate) fn push(&mut self, slot: u32, key: u64) {
-        self.keys[slot as usize].push(key);
+    /// Adds `key` to list `list`.
+    pub(crate) fn push(&mut self, list: usize, key: u64) {
+        self.keys[list].push(key);
     }
 
     /// Notes that slot `slot`'s arrays were read or written.
@@ -203,9 +217,9 @@ mod tests {
 
     fn roundtrip(space: &Workspace) -> Vec<(u32, Vec<u64>)> {
         let mut f = Frontier::new(3, space);
-        let mut out = SlotLists::new(3);
+        let mut out = SlotLists::new(3, 3);
         for k in 0..10_000u64 {
-            out.push((k % 3) as u32, k * 7);
+            out.push((k % 3) as usize, k * 7);
         }
         f.absorb(out);
         f.push(1, vec![u64::MAX, 5]);

@@ -7,6 +7,37 @@ use std::ops::Range;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SliceId(pub u32);
 
+/// Who is to move. Every slice holds each position twice, once per side to move; a slice
+/// table's section `i` holds the values of the side with index `i`. Which player is `First`
+/// is the game's choice (in Sixteen Musashi, brown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Side {
+    /// The side of section 0.
+    First,
+    /// The side of section 1.
+    Second,
+}
+
+impl Side {
+    /// Both sides, in section order.
+    pub const BOTH: [Side; 2] = [Side::First, Side::Second];
+
+    /// The section index of this side: 0 or 1.
+    #[inline(always)]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The opponent.
+    #[inline(always)]
+    pub fn other(self) -> Side {
+        match self {
+            Side::First => Side::Second,
+            Side::Second => Side::First,
+        }
+    }
+}
+
 /// Slices that are solved together, because moves connect them in both directions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stage {
@@ -19,27 +50,34 @@ pub struct Stage {
     pub depends_on: Vec<usize>,
 }
 
-/// Where a defender move leads.
+/// Where a move leads: always to a position with the other side to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DefenderMove {
-    /// To an attacker-to-move position in the stage being solved (canonical slice and key).
+pub enum Move {
+    /// To a position of the stage being solved (canonical slice and key).
     InStage(SliceId, u64),
-    /// To an attacker-to-move position in an earlier, already final stage (canonical).
+    /// To a position of an earlier stage, whose values are final (canonical slice and key).
     Final(SliceId, u64),
 }
 
-/// A game as the retrograde engine sees it.
+/// A two-player game as the retrograde engine sees it.
 ///
 /// A position is a slice, a *key* (a game-defined `u64`, e.g. a piece mask) and a side to move.
-/// Every slice holds both sides. Keys map densely to `0..slice_len` through [`Game::index`]. Under
-/// symmetry only *canonical* keys are solved; every function returning a position returns its
-/// canonical image. The kernel relies on these contracts:
+/// Keys map densely to `0..slice_len` through [`Game::index`]. Under symmetry only *canonical*
+/// keys are solved; every function returning a position returns its canonical image.
 ///
-/// * attacker moves never leave the stage (they may change slice within it);
-/// * a defender move either stays in the stage or leads to a final, earlier stage;
-/// * no position has more than [`crate::kernel::MAX_MOVES`] defender moves or un-moves;
-/// * un-move functions return exactly the canonical positions that have a move to the orbit of
-///   the given one (duplicates allowed; the kernel removes them).
+/// The values computed are those of [`crate::value::Outcome`]: a side without a move has lost
+/// (if its opponent can win at all, see [`Game::can_win`]), and otherwise the side to move wins
+/// as fast as it can, loses as slowly as it can, and draws when neither is forced (endless play
+/// is a draw).
+///
+/// The kernel relies on these contracts:
+///
+/// * moves of a side for which [`Game::leaves_stage`] is false never leave the stage;
+/// * a move either stays in the stage or leads to an earlier stage (one in the stage's
+///   `depends_on`);
+/// * no position has more than [`crate::kernel::MAX_MOVES`] moves or un-moves;
+/// * un-move functions return exactly the canonical positions of the stage that have a move to
+///   the orbit of the given one (duplicates allowed; the kernel removes them where it counts).
 pub trait Game: Sync {
     /// All stages in solve order.
     fn stages(&self) -> Vec<Stage>;
@@ -60,19 +98,30 @@ pub trait Game: Sync {
     /// Whether `key` is the canonical representative of its symmetry orbit.
     fn is_canonical(&self, slice: SliceId, key: u64) -> bool;
 
-    /// Every defender move from the defender-to-move position `(slice, key)`; none means the
-    /// defender is stalemated (the attacker has won).
-    fn defender_moves(&self, slice: SliceId, key: u64, visit: impl FnMut(DefenderMove));
-    /// Every attacker move from the attacker-to-move position `(slice, key)`, as
-    /// `visit(slice, key, index)` of the canonical successor (the kernel pulls with these in
-    /// late plies; verification evaluates the recurrence with them).
-    fn attacker_moves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
-    /// Attacker-to-move positions with an attacker move to the defender-to-move `(slice, key)`,
-    /// as `visit(slice, key, index)`: the game computes the index, which it can do faster than a
-    /// separate [`Game::index`] call because it knows the target slice.
-    fn attacker_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
-    /// Defender-to-move positions in the stage with a defender move to the attacker-to-move
-    /// `(slice, key)`, as `visit(slice, key, index)` (moves that leave the stage are never
-    /// un-made: they come from later stages).
-    fn defender_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
+    /// Whether `side` can ever win. A game in which only one side can force a result (in
+    /// Sixteen Musashi black never wins by force: it wins when brown cannot) says so here, and
+    /// the kernel then keeps no loss counters for the other side's positions and never claims
+    /// a win for it: the same values, less work. Default: both can.
+    fn can_win(&self, side: Side) -> bool {
+        let _ = side;
+        true
+    }
+
+    /// Whether moves of `side` can leave the stage (captures into an earlier stage). A side
+    /// whose moves never do needs no initial sweep when it cannot lose. Default: they can.
+    fn leaves_stage(&self, side: Side) -> bool {
+        let _ = side;
+        true
+    }
+
+    /// Every move of `side` from the position `(slice, key)` with `side` to move; none means
+    /// `side` has lost (or drawn, if its opponent cannot win).
+    fn moves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(Move));
+
+    /// The positions of the stage, with `side.other()` to move, that have a move to the
+    /// position `(slice, key)` with `side` to move, as `visit(slice, key, index)`: the game
+    /// computes the index, which it can do faster than a separate [`Game::index`] call because
+    /// it knows the target slice. Moves that leave a stage are never un-made: they come from
+    /// later stages.
+    fn unmoves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
 }

@@ -1,45 +1,40 @@
-//! The retrograde kernel: solves one stage by frontier propagation.
+//! The stage kernel: solves one stage by frontier propagation, in memory or out of core.
 //!
-//! Plies are processed in increasing value order. Only positions that were resolved in the
+//! Plies are processed in increasing value order. Only positions that became final in the
 //! previous ply are expanded (by un-moving), so each position is touched a constant number of
-//! times over the whole stage instead of once per ply.
+//! times over the whole stage instead of once per ply. What a ply does to one position — claims
+//! on odd plies, counter decrements on even ones, scheduled exits — is defined once, in
+//! [`crate::rules`]; this module drives those rules over a whole stage at a time:
 //!
-//! * **Odd ply `v`**: defender-to-move positions of value `v` are final. Every attacker-to-move
-//!   predecessor that is still unresolved gets value `v + 1` (the attacker takes the fastest
-//!   win, and nothing faster can appear later because plies only grow).
-//! * **Even ply `v`**: attacker-to-move positions of value `v` are final. Each defender-to-move
-//!   predecessor has a counter of its successor orbits not yet known to be attacker wins; the
-//!   counter is decremented, and when it reaches zero the defender has no escape left and the
-//!   position's value is `v + 1` (the slowest loss is the last successor to resolve).
+//! * the **initial sweep** classifies every position of every slice of the stage;
+//! * each **ply** expands its frontier (the positions of value `ply`, both sides) in parallel
+//!   and applies the exits scheduled for it; in late claim plies, when fewer positions of the
+//!   claimed side are open than the frontier holds, it *pulls* instead (each open position
+//!   checks its successors for one of value `ply`), which gives the same result with less work;
+//! * positions never made final are draws.
 //!
-//! **Exits to earlier stages.** A defender move may capture into a final stage whose value can
-//! exceed every value reached so far in this stage. Such moves are *virtual successors*: at
-//! initialisation a defender position with exits counts them as one more successor, and one
-//! decrement is scheduled at the ply equal to the largest exit value. A single exit to a
-//! defender win (value 0) makes the position a defender win outright. This gives exactly
-//! `1 + max` over all successors without ever re-scanning a position.
-//!
-//! Positions never resolved are defender wins ([`crate::value::UNRESOLVED`]).
+//! **Sections.** A slice holds both sides to move; the kernel keeps per slice *slot* (the
+//! slice's place in the stage) two sections, each a byte per position and a bitmap of final
+//! bits. Lists of positions (frontiers, scheduled exits) are grouped by section
+//! (`2 * slot + side`).
 
 use crate::atomic::ByteArray;
 use crate::frontier::{Frontier, SlotLists};
-use crate::game::{Game, SliceId, Stage};
+use crate::game::{Game, Move, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
-use crate::position_rules::{
-    claim, decrement, defender_predecessors, defender_start, finish_defenders, DefenderStart,
-};
-use crate::value::{Value, NON_CANONICAL, VALUE_MAX};
+use crate::rules::{apply, finish_section, for_each_target, Section, Seeds, SideRoles, Sweep};
+use crate::value::Value;
 use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Read access to the attacker-to-move values of final, earlier stages.
+/// Read access to the values of final, earlier stages.
 pub trait FinalValues: Sync {
-    /// The attacker-to-move value at `index` of `slice` (a slice of a finished stage).
-    fn attacker_value(&self, slice: SliceId, index: u64) -> Value;
+    /// The value at `index` of `slice` (a slice of a finished stage) with `side` to move.
+    fn value(&self, side: Side, slice: SliceId, index: u64) -> Value;
 
     /// Called after each batch of initialisation (the only phase that reads final values): an
     /// implementation whose values are paged from disk drops their resident pages here.
@@ -51,10 +46,8 @@ pub trait FinalValues: Sync {
 pub struct SolvedSlice {
     /// Which slice.
     pub slice: SliceId,
-    /// Values with the attacker to move, one per index.
-    pub attacker: ByteArray,
-    /// Values with the defender to move, one per index.
-    pub defender: ByteArray,
+    /// Values per side to move ([`Side::index`]), one byte per index.
+    pub values: [ByteArray; 2],
 }
 
 /// What happened in one ply, for progress display and logs.
@@ -71,12 +64,12 @@ pub struct PlyReport {
 /// Where a stage's time went.
 #[derive(Clone, Debug, Default)]
 pub struct StageTimes {
-    /// The initial sweep over defender-to-move positions.
+    /// The initial sweep.
     pub init: std::time::Duration,
-    /// Odd plies: expanding defender-to-move frontiers (attacker un-moves).
-    pub attacker_plies: std::time::Duration,
-    /// Even plies: expanding attacker-to-move frontiers (defender un-moves, counters).
-    pub defender_plies: std::time::Duration,
+    /// Odd plies: expanding losses into claimed wins.
+    pub claim_plies: std::time::Duration,
+    /// Even plies: expanding wins into counter decrements.
+    pub count_plies: std::time::Duration,
     /// What each slice (by slot in the stage) cost, all plies together.
     pub slices: Vec<SliceCost>,
 }
@@ -85,7 +78,7 @@ pub struct StageTimes {
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
     /// A value exceeded the one-byte encoding.
-    #[error("stage {stage}: a value exceeds the one-byte limit {VALUE_MAX}")]
+    #[error("stage {stage}: a value exceeds the one-byte limit {}", Value::MAX.0)]
     ValueOverflow {
         /// The stage's name.
         stage: String,
@@ -108,29 +101,40 @@ pub enum KernelError {
     },
 }
 
-/// A position of the stage: the slice's slot in the stage and the key (used where a handful of
-/// positions are collected, e.g. one position's successors).
-type Entry = (u32, u64);
-
-/// The most defender moves (or un-moves) one position may have.
+/// The most moves (or un-moves) one position may have.
 pub const MAX_MOVES: usize = 64;
 /// Indices are swept in chunks of this many slots per parallel task.
 const SWEEP_CHUNK: u64 = 1 << 15;
 /// One bucket per possible value.
 const BUCKETS: usize = 256;
 
-/// A stage's arrays, per slot: attacker values; defender bytes; one bit per attacker slot set
-/// once its value is known; one bit per defender slot set once its byte holds a value.
-///
-/// A defender-to-move byte holds, until the position is resolved, its *counter* (successor
-/// orbits not yet known to be attacker wins) and afterwards its value; the final bit says which.
-/// One byte serves both because a counter is decremented exactly once per successor orbit, so
-/// once it reaches zero (and the value is written) no decrement ever touches the byte again.
+/// The section list index of `side` in slot `slot`.
+#[inline(always)]
+fn section_of(slot: u32, side: Side) -> usize {
+    2 * slot as usize + side.index()
+}
+
+/// The slot and side of a section list index.
+#[inline(always)]
+fn slot_side(section: usize) -> (usize, Side) {
+    let side = if section % 2 == 0 {
+        Side::First
+    } else {
+        Side::Second
+    };
+    (section / 2, side)
+}
+
+/// The section lists of the slots in `batch`.
+fn sections_of(batch: &[usize]) -> Vec<usize> {
+    batch.iter().flat_map(|&s| [2 * s, 2 * s + 1]).collect()
+}
+
+/// A stage's arrays, per slot and side: a byte per position (counter, then value) and a final
+/// bit per position.
 struct StageArrays {
-    attacker: Vec<ByteArray>,
-    defender: Vec<ByteArray>,
-    resolved: Vec<ByteArray>,
-    defender_final: Vec<ByteArray>,
+    values: Vec<[ByteArray; 2]>,
+    finals: Vec<[ByteArray; 2]>,
 }
 
 impl StageArrays {
@@ -140,10 +144,8 @@ impl StageArrays {
     /// of file-backed pages may stay resident between batches.
     fn allocate(lens: &[u64], space: &Workspace) -> std::io::Result<(StageArrays, Vec<u64>, u64)> {
         let mut arrays = StageArrays {
-            attacker: Vec::new(),
-            defender: Vec::new(),
-            resolved: Vec::new(),
-            defender_final: Vec::new(),
+            values: Vec::new(),
+            finals: Vec::new(),
         };
         let largest = lens
             .iter()
@@ -162,10 +164,8 @@ impl StageArrays {
                 None => Ok(ByteArray::zeroed(len as usize)),
             };
             let words = n.div_ceil(64) * 8;
-            arrays.attacker.push(alloc(n)?);
-            arrays.defender.push(alloc(n)?);
-            arrays.resolved.push(alloc(words)?);
-            arrays.defender_final.push(alloc(words)?);
+            arrays.values.push([alloc(n)?, alloc(n)?]);
+            arrays.finals.push([alloc(words)?, alloc(words)?]);
             if scratch.is_some() {
                 file_bytes.push(bytes);
             } else {
@@ -180,31 +180,33 @@ impl StageArrays {
 
     /// Drops the resident pages of slot `s`'s arrays (file-backed ones only).
     fn release(&self, s: usize) {
-        self.attacker[s].release();
-        self.defender[s].release();
-        self.resolved[s].release();
-        self.defender_final[s].release();
+        for a in self.values[s].iter().chain(&self.finals[s]) {
+            a.release();
+        }
     }
 }
 
 /// List chunks expanded between two releases of a spilled list's pages (4M keys, 32 MB).
 const GROUP_CHUNKS: usize = 1 << 10;
 
-/// Runs `work(slot, keys)` in parallel on every chunk of `list` in the slots of `batch`, a
-/// group of chunks at a time, and returns the union of the slots the calls touched. Out of core
-/// the list's pages are dropped after each group, so a long list is never resident at once.
+/// Runs `work(section, keys)` in parallel on every chunk of `list` in the sections of `batch`
+/// (slots) picked by `pick`, a group of chunks at a time, and returns the union of the slots the
+/// calls touched. Out of core the list's pages are dropped after each group, so a long list is
+/// never resident at once.
 fn expand(
     list: &Frontier,
     batch: &[usize],
+    pick: impl Fn(usize) -> bool,
     clocks: &SlotClocks,
-    work: impl Fn(u32, &[u64]) -> Vec<bool> + Sync,
+    work: impl Fn(usize, &[u64]) -> Vec<bool> + Sync,
 ) -> Vec<bool> {
     let n = clocks.slots();
     let mut touched = vec![false; n];
-    for group in list.chunks(batch).chunks(GROUP_CHUNKS) {
+    let sections: Vec<usize> = sections_of(batch).into_iter().filter(|&s| pick(s)).collect();
+    for group in list.chunks(&sections).chunks(GROUP_CHUNKS) {
         let t = group
             .par_iter()
-            .map(|&(s, keys)| clocks.time(s as usize, || work(s, keys)))
+            .map(|&(sec, keys)| clocks.time(sec as usize / 2, || work(sec as usize, keys)))
             .reduce(|| vec![false; n], touched_union);
         touched = touched_union(touched, t);
         list.release();
@@ -230,13 +232,14 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     mut on_ply: impl FnMut(PlyReport),
 ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
     let clock = Instant::now();
+    let roles = SideRoles::of(game);
     let mut slot_of = vec![u32::MAX; game.slice_count()];
     for (slot, slice) in stage.slices.iter().enumerate() {
         slot_of[slice.0 as usize] = slot as u32;
     }
-    let slot = |slice: SliceId| -> u32 { slot_of[slice.0 as usize] };
     let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
     let n = stage.slices.len();
+    let lists = 2 * n;
     let mut times = StageTimes {
         slices: vec![SliceCost::default(); n],
         ..StageTimes::default()
@@ -255,39 +258,42 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         }
     };
     let batches = space.batches(n);
-    let attacker: Vec<_> = arrays.attacker.iter().map(ByteArray::atomics).collect();
-    let defender: Vec<_> = arrays.defender.iter().map(ByteArray::atomics).collect();
-    let resolved: Vec<&[AtomicU64]> = arrays
-        .resolved
+    let values: Vec<[&[AtomicU8]; 2]> = arrays
+        .values
         .iter()
-        .map(ByteArray::atomic_words)
+        .map(|[a, b]| [a.atomics(), b.atomics()])
         .collect();
-    let defender_final_bit: Vec<&[AtomicU64]> = arrays
-        .defender_final
+    let final_bits: Vec<[&[AtomicU64]; 2]> = arrays
+        .finals
         .iter()
-        .map(ByteArray::atomic_words)
+        .map(|[a, b]| [a.atomic_words(), b.atomic_words()])
         .collect();
-    let mark_defender = |s: usize, i: usize| {
-        defender_final_bit[s][i / 64].fetch_or(1 << (i % 64), Relaxed);
+    let section = |slot: usize, side: Side| Section {
+        values: values[slot][side.index()],
+        finals: final_bits[slot][side.index()],
+        claimable: roles.claimable[side.index()],
     };
-    let defender_is_final =
-        |s: usize, i: usize| defender_final_bit[s][i / 64].load(Relaxed) & (1 << (i % 64)) != 0;
     let contract = |what: String| KernelError::Contract {
         stage: stage.name.clone(),
         what,
     };
 
-    // Defender-to-move positions whose value becomes final at each ply (odd plies), and
-    // scheduled exit decrements (even plies), indexed by ply.
-    // During initialisation the tasks add to them directly (out of core they go to disk at once).
-    let stalemates = Mutex::new(Frontier::new(n, space));
+    // Positions lost at once (the frontier of ply 1), and scheduled exits by ply. During
+    // initialisation the tasks add to them directly (out of core they go to disk at once).
+    let lost = Mutex::new(Frontier::new(lists, space));
     let scheduled: Vec<Mutex<Frontier>> = (0..BUCKETS)
-        .map(|_| Mutex::new(Frontier::new(n, space)))
+        .map(|_| Mutex::new(Frontier::new(lists, space)))
         .collect();
-    // Canonical attacker-to-move positions not yet resolved.
-    let mut attacker_unresolved: u64 = 0;
+    // Canonical positions per side not yet final (decides between push and pull).
+    let mut open = [0u64; 2];
+    let sweep = Sweep {
+        game,
+        roles,
+        slot_of: &slot_of,
+        finals,
+    };
 
-    // Initialisation: one sweep over the defender-to-move positions, a batch of slots at a time.
+    // Initialisation: one sweep over the slices, a batch of slots at a time.
     for batch in &batches {
         let batch_start = BatchStart::now();
         let tasks: Vec<(u32, u64)> = batch
@@ -301,45 +307,23 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let slice = stage.slices[s as usize];
                     let start = chunk * SWEEP_CHUNK;
                     let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
-                    let mut seeds = Seeds::new(s);
-                    let mut in_stage: ArrayVec<Entry, MAX_MOVES> = ArrayVec::new();
-                    game.for_each_key(slice, start..end, |index, key| {
-                        let i = index as usize;
-                        if !game.is_canonical(slice, key) {
-                            attacker[s as usize][i].store(NON_CANONICAL, Relaxed);
-                            defender[s as usize][i].store(NON_CANONICAL, Relaxed);
-                            // Marked resolved, so that a late-ply pull never visits it.
-                            resolved[s as usize][i / 64].fetch_or(1 << (i % 64), Relaxed);
-                            mark_defender(s as usize, i);
-                            return;
+                    let mut seeds = Seeds::default();
+                    let sections = Side::BOTH.map(|side| section(s as usize, side));
+                    sweep.sweep(slice, start..end, sections, &mut seeds);
+                    {
+                        let mut lost = lost.lock().expect("frontier lock");
+                        for side in Side::BOTH {
+                            let keys = std::mem::take(&mut seeds.lost[side.index()]);
+                            lost.push(section_of(s, side), keys);
                         }
-                        seeds.canonical += 1;
-                        match defender_start(game, &slot_of, finals, slice, key, &mut in_stage) {
-                            Err(what) => seeds.error = Some(what),
-                            Ok(DefenderStart::Escapes) => mark_defender(s as usize, i),
-                            Ok(DefenderStart::Stalemate) => {
-                                defender[s as usize][i].store(1, Relaxed);
-                                mark_defender(s as usize, i);
-                                seeds.stalemates.push(key);
-                            }
-                            Ok(DefenderStart::Pending { successors, exit }) => {
-                                defender[s as usize][i].store(successors, Relaxed);
-                                if let Some(m) = exit {
-                                    seeds.exit(m, key);
-                                }
-                            }
-                        }
-                    });
-                    let slot = seeds.slot as usize;
-                    stalemates
-                        .lock()
-                        .expect("frontier lock")
-                        .push(slot, seeds.stalemates);
-                    for (v, keys) in seeds.exits {
-                        scheduled[v as usize]
+                    }
+                    seeds.exits.sort_unstable();
+                    for run in seeds.exits.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+                        let (ply, side, _) = run[0];
+                        scheduled[ply as usize]
                             .lock()
                             .expect("frontier lock")
-                            .push(slot, keys);
+                            .push(section_of(s, side), run.iter().map(|e| e.2).collect());
                     }
                     (seeds.canonical, seeds.error)
                 })
@@ -349,7 +333,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             if let Some(what) = error {
                 return Err(contract(what));
             }
-            attacker_unresolved += canonical;
+            open[0] += canonical;
+            open[1] += canonical;
         }
         let mut touched = vec![false; n];
         for &s in batch {
@@ -359,180 +344,167 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         finals.release();
         batch_start.charge(&mut times.slices, batch, &lens);
     }
-    let mut defender_final: Vec<Frontier> = (0..BUCKETS).map(|_| Frontier::new(n, space)).collect();
-    defender_final[1] = stalemates.into_inner().expect("frontier lock");
+    let mut frontier = lost.into_inner().expect("frontier lock");
     let mut exits: Vec<Frontier> = scheduled
         .into_iter()
         .map(|f| f.into_inner().expect("frontier lock"))
         .collect();
-    let last_scheduled =
-        |buckets: &[Frontier], from: usize| buckets[from..].iter().any(|b| !b.is_empty());
+    let of_side = |side: Side| move |sec: usize| slot_side(sec).1 == side;
+    for side in Side::BOTH {
+        open[side.index()] -= frontier.len_where(of_side(side));
+    }
 
     times.init = clock.elapsed();
-    let mut attacker_final = Frontier::new(n, space);
-    let mut ply = 1usize;
+    let mut ply = 1u32;
     loop {
-        let attacker_pending = !attacker_final.is_empty();
-        if !attacker_pending
-            && !last_scheduled(&defender_final, ply)
-            && !last_scheduled(&exits, ply)
-        {
+        if frontier.is_empty() && !exits[ply as usize..].iter().any(|b| !b.is_empty()) {
             break;
         }
-        if ply + 1 > usize::from(VALUE_MAX) {
+        if ply + 1 > u32::from(Value::MAX.0) {
             return Err(KernelError::ValueOverflow {
                 stage: stage.name.clone(),
             });
         }
-        let next = (ply + 1) as Value;
         let ply_clock = Instant::now();
-        let (expanded, produced) = if ply % 2 == 1 {
-            // Defender-to-move positions of value `ply` are final; attacker positions with a
-            // move to one of them get `ply + 1`. Early on, few defender positions are final:
-            // push from each to its attacker predecessors. Late, the frontier can be far larger
-            // than the set of attacker positions still unresolved: then pull, checking each
-            // unresolved position's successors for one of value `ply` (the same set results).
-            let mut frontier = std::mem::replace(&mut defender_final[ply], Frontier::new(n, space));
-            frontier.seal().map_err(scratch_error)?;
-            let sink = Mutex::new(Frontier::new(n, space));
-            for batch in &batches {
-                let batch_start = BatchStart::now();
-                let touched = if attacker_unresolved < frontier.len() {
-                    pull_ply(
-                        game,
-                        stage,
-                        batch,
-                        &lens,
-                        &resolved,
-                        &sink,
-                        &clocks,
-                        |s, key, i, out| {
-                            let mut found = false;
-                            game.attacker_moves(stage.slices[s as usize], key, |to, _, ti| {
-                                let (t, ti) = (slot(to), ti as usize);
-                                out.touch(t);
-                                let t = t as usize;
-                                found = found
-                                    || (defender_is_final(t, ti)
-                                        && defender[t][ti].load(Relaxed) == ply as Value);
-                            });
-                            if found {
-                                attacker[s as usize][i as usize].store(next, Relaxed);
-                            }
-                            found
-                        },
-                    )
-                } else {
-                    expand(&frontier, batch, &clocks, |s, chunk| {
-                        let mut out = SlotLists::new(n);
-                        for &key in chunk {
-                            game.attacker_unmoves(
-                                stage.slices[s as usize],
-                                key,
-                                |to, to_key, i| {
-                                    let to_slot = slot(to);
-                                    out.touch(to_slot);
-                                    let (to_slot, i) = (to_slot as usize, i as usize);
-                                    // Most targets are already resolved; the bitmap answers
-                                    // that from cache, and only a first visit touches the
-                                    // value array.
-                                    if claim(resolved[to_slot], i) {
-                                        attacker[to_slot][i].store(next, Relaxed);
-                                        out.push(to_slot as u32, to_key);
-                                    }
-                                },
-                            );
-                        }
-                        let touched = std::mem::take(&mut out.touched);
-                        sink.lock().expect("frontier lock").absorb(out);
-                        touched
-                    })
-                };
-                frontier.release();
-                after_batch(&touched);
-                batch_start.charge(&mut times.slices, batch, &lens);
-            }
-            attacker_final = sink.into_inner().expect("frontier lock");
-            attacker_unresolved -= attacker_final.len();
-            (frontier.len(), attacker_final.len())
-        } else {
-            // Attacker-to-move positions of value `ply`, plus exit decrements scheduled here.
-            let mut frontier = std::mem::replace(&mut attacker_final, Frontier::new(n, space));
-            let mut exit_list = std::mem::replace(&mut exits[ply], Frontier::new(n, space));
-            frontier.seal().map_err(scratch_error)?;
-            exit_list.seal().map_err(scratch_error)?;
-            let sink = Mutex::new(std::mem::replace(
-                &mut defender_final[ply + 1],
-                Frontier::new(n, space),
-            ));
-            let count_down = |s: u32, key: u64, i: u64, out: &mut SlotLists| {
-                out.touch(s);
-                let s_ = s as usize;
-                if decrement(defender[s_], defender_final_bit[s_], i as usize, next) {
-                    out.push(s, key);
-                }
-            };
-            for batch in &batches {
-                let batch_start = BatchStart::now();
-                let from_frontier = expand(&frontier, batch, &clocks, |s, chunk| {
-                    let mut out = SlotLists::new(n);
-                    let mut preds: ArrayVec<(u32, u64, u64), MAX_MOVES> = ArrayVec::new();
+        let claims = ply % 2 == 1;
+        let mut exit_list = std::mem::replace(&mut exits[ply as usize], Frontier::new(0, space));
+        frontier.seal().map_err(scratch_error)?;
+        exit_list.seal().map_err(scratch_error)?;
+        // Late in a stage a claim ply's frontier can be far larger than the set of positions
+        // of the claimed side still open: then those positions pull (check their successors
+        // for one of value `ply`) instead of the frontier pushing.
+        let pull = Side::BOTH.map(|t| {
+            claims
+                && roles.claimable[t.index()]
+                && open[t.index()] < frontier.len_where(of_side(t.other()))
+        });
+        let sink = Mutex::new(Frontier::new(lists, space));
+        for batch in &batches {
+            let batch_start = BatchStart::now();
+            // The frontier's sides whose targets are not pulled push to them.
+            let pushed = expand(
+                &frontier,
+                batch,
+                |sec| !pull[slot_side(sec).1.other().index()],
+                &clocks,
+                |sec, chunk| {
+                    let (slot, side) = slot_side(sec);
+                    let slice = stage.slices[slot];
+                    let target = side.other();
+                    let mut out = SlotLists::new(lists, n);
+                    let mut scratch = ArrayVec::new();
                     for &key in chunk {
-                        defender_predecessors(
+                        for_each_target(
                             game,
                             &slot_of,
-                            stage.slices[s as usize],
+                            ply,
+                            side,
+                            slice,
                             key,
-                            &mut preds,
+                            &mut scratch,
+                            |t, t_key, i| {
+                                out.touch(t);
+                                // Most targets are already final late in a stage; the bitmap
+                                // answers that from cache, and only a first visit touches the
+                                // value array.
+                                if apply(section(t as usize, target), i as usize, ply) {
+                                    out.push(section_of(t, target), t_key);
+                                }
+                            },
                         );
-                        for &(ps, pkey, pi) in &preds {
-                            count_down(ps, pkey, pi, &mut out);
+                    }
+                    let touched = std::mem::take(&mut out.touched);
+                    sink.lock().expect("frontier lock").absorb(out);
+                    touched
+                },
+            );
+            let from_exits = expand(
+                &exit_list,
+                batch,
+                |_| true,
+                &clocks,
+                |sec, chunk| {
+                    let (slot, side) = slot_side(sec);
+                    let slice = stage.slices[slot];
+                    let mut out = SlotLists::new(lists, n);
+                    out.touch(slot as u32);
+                    for &key in chunk {
+                        let i = game.index(slice, key);
+                        if apply(section(slot, side), i as usize, ply) {
+                            out.push(sec, key);
                         }
                     }
                     let touched = std::mem::take(&mut out.touched);
                     sink.lock().expect("frontier lock").absorb(out);
                     touched
-                });
-                let from_exits = expand(&exit_list, batch, &clocks, |s, chunk| {
-                    let mut out = SlotLists::new(n);
-                    for &key in chunk {
-                        let i = game.index(stage.slices[s as usize], key);
-                        count_down(s, key, i, &mut out);
-                    }
-                    let touched = std::mem::take(&mut out.touched);
-                    sink.lock().expect("frontier lock").absorb(out);
-                    touched
-                });
-                frontier.release();
-                exit_list.release();
-                after_batch(&touched_union(from_frontier, from_exits));
-                batch_start.charge(&mut times.slices, batch, &lens);
+                },
+            );
+            let mut touched = touched_union(pushed, from_exits);
+            for side in Side::BOTH.into_iter().filter(|t| pull[t.index()]) {
+                let pulled = pull_ply(
+                    game,
+                    stage,
+                    side,
+                    batch,
+                    &lens,
+                    &final_bits,
+                    &sink,
+                    &clocks,
+                    |s, key, i, out| {
+                        let mut found = false;
+                        game.moves(side, stage.slices[s as usize], key, |mv| {
+                            if let Move::InStage(to, to_key) = mv {
+                                let t = slot_of[to.0 as usize];
+                                out.touch(t);
+                                let ti = game.index(to, to_key) as usize;
+                                let target = section(t as usize, side.other());
+                                found = found
+                                    || (target.is_final(ti)
+                                        && u32::from(target.values[ti].load(Relaxed)) == ply);
+                            }
+                        });
+                        if found {
+                            values[s as usize][side.index()][i as usize]
+                                .store((ply + 1) as u8, Relaxed);
+                        }
+                        found
+                    },
+                );
+                touched = touched_union(touched, pulled);
             }
-            defender_final[ply + 1] = sink.into_inner().expect("frontier lock");
-            (
-                frontier.len() + exit_list.len(),
-                defender_final[ply + 1].len(),
-            )
-        };
-        if ply % 2 == 1 {
-            times.attacker_plies += ply_clock.elapsed();
+            frontier.release();
+            exit_list.release();
+            after_batch(&touched);
+            batch_start.charge(&mut times.slices, batch, &lens);
+        }
+        let expanded = frontier.len() + exit_list.len();
+        frontier = sink.into_inner().expect("frontier lock");
+        for side in Side::BOTH {
+            open[side.index()] -= frontier.len_where(of_side(side));
+        }
+        if claims {
+            times.claim_plies += ply_clock.elapsed();
         } else {
-            times.defender_plies += ply_clock.elapsed();
+            times.count_plies += ply_clock.elapsed();
         }
         on_ply(PlyReport {
-            ply: (ply + 1) as u32,
-            resolved: produced,
+            ply: ply + 1,
+            resolved: frontier.len(),
             expanded,
         });
         ply += 1;
     }
 
-    // Defender positions whose counter never reached zero are defender wins.
+    // Positions whose counter never reached zero are draws.
     for batch in &batches {
         let batch_start = BatchStart::now();
         batch.par_iter().for_each(|&s| {
             clocks.time(s, || {
-                finish_defenders(defender[s], defender_final_bit[s], lens[s])
+                for side in Side::BOTH {
+                    if roles.counted[side.index()] {
+                        finish_section(section(s, side), lens[s]);
+                    }
+                }
             })
         });
         let mut touched = vec![false; n];
@@ -542,42 +514,36 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         after_batch(&touched);
         batch_start.charge(&mut times.slices, batch, &lens);
     }
-    drop((attacker, defender, resolved, defender_final_bit));
+    drop((values, final_bits));
     for (s, cost) in times.slices.iter_mut().enumerate() {
         cost.cpu = clocks.total(s);
     }
-    let StageArrays {
-        attacker, defender, ..
-    } = arrays;
     let solved = stage
         .slices
         .iter()
-        .zip(attacker.into_iter().zip(defender))
-        .map(|(&slice, (attacker, defender))| SolvedSlice {
-            slice,
-            attacker,
-            defender,
-        })
+        .zip(arrays.values)
+        .map(|(&slice, values)| SolvedSlice { slice, values })
         .collect();
     Ok((solved, times))
 }
 
-/// A pull ply over the slots of `batch`: every attacker-to-move slot whose resolved bit is
-/// clear (canonical and not yet resolved) is offered to `resolves(slot, key, index, out)`; those
-/// it resolves get their bit set and are added to `sink`. Returns the slots touched.
+/// A pull ply over the sections of `side` in the slots of `batch`: every position whose final
+/// bit is clear (canonical and not yet final) is offered to `resolves(slot, key, index, out)`;
+/// those it resolves get their bit set and are added to `sink`. Returns the slots touched.
 ///
-/// The unresolved positions are found in the bitmap rather than kept in a list (which would
-/// cost 16 bytes per unresolved position — most of a large stage's memory, since black wins
-/// stay unresolved to the end). Fully resolved bitmap words are skipped; within a word, keys
-/// are stepped from the first clear bit to the last, so dense unresolved runs cost one key step
-/// each and sparse ones one unrank each.
+/// The open positions are found in the bitmap rather than kept in a list (which would cost 16
+/// bytes per open position — most of a large stage's memory, since draws stay open to the
+/// end). Fully final bitmap words are skipped; within a word, keys are stepped from the first
+/// clear bit to the last, so dense open runs cost one key step each and sparse ones one unrank
+/// each.
 #[allow(clippy::too_many_arguments)]
 fn pull_ply<G: Game>(
     game: &G,
     stage: &Stage,
+    side: Side,
     batch: &[usize],
     lens: &[u64],
-    resolved: &[&[AtomicU64]],
+    final_bits: &[[&[AtomicU64]; 2]],
     sink: &Mutex<Frontier>,
     clocks: &SlotClocks,
     resolves: impl Fn(u32, u64, u64, &mut SlotLists) -> bool + Sync,
@@ -586,17 +552,20 @@ fn pull_ply<G: Game>(
     let n = lens.len();
     let tasks: Vec<(usize, usize)> = batch
         .iter()
-        .flat_map(|&s| (0..resolved[s].len().div_ceil(WORDS)).map(move |c| (s, c)))
+        .flat_map(|&s| {
+            (0..final_bits[s][side.index()].len().div_ceil(WORDS)).map(move |c| (s, c))
+        })
         .collect();
     tasks
         .par_iter()
         .map(|&(s, c)| {
             clocks.time(s, || {
-                let mut out = SlotLists::new(n);
+                let bits = final_bits[s][side.index()];
+                let mut out = SlotLists::new(2 * n, n);
                 out.touch(s as u32);
                 let slice = stage.slices[s];
                 let first = c * WORDS;
-                let words = &resolved[s][first..((c + 1) * WORDS).min(resolved[s].len())];
+                let words = &bits[first..((c + 1) * WORDS).min(bits.len())];
                 let mut found = Vec::new();
                 for (w, word) in words.iter().enumerate() {
                     let clear = !word.load(Relaxed);
@@ -614,42 +583,11 @@ fn pull_ply<G: Game>(
                         }
                     });
                 }
-                out.keys[s] = found;
+                out.keys[section_of(s as u32, side)] = found;
                 let touched = std::mem::take(&mut out.touched);
                 sink.lock().expect("frontier lock").absorb(out);
                 touched
             })
         })
         .reduce(|| vec![false; n], touched_union)
-}
-
-/// What one initialisation task (one chunk of one slice) found: positions final at ply 1, and
-/// exit decrements by ply.
-struct Seeds {
-    slot: u32,
-    canonical: u64,
-    stalemates: Vec<u64>,
-    /// (ply, keys), few distinct plies per chunk.
-    exits: Vec<(Value, Vec<u64>)>,
-    error: Option<String>,
-}
-
-impl Seeds {
-    fn new(slot: u32) -> Seeds {
-        Seeds {
-            slot,
-            canonical: 0,
-            stalemates: Vec::new(),
-            exits: Vec::new(),
-            error: None,
-        }
-    }
-
-    /// Schedules an exit decrement of `key` at ply `value`.
-    fn exit(&mut self, value: Value, key: u64) {
-        match self.exits.iter_mut().find(|(v, _)| *v == value) {
-            Some((_, keys)) => keys.push(key),
-            None => self.exits.push((value, vec![key])),
-        }
-    }
 }

@@ -3,10 +3,13 @@
 //! A game describes its position space to the engine through the [`Game`] trait: positions are
 //! grouped into *slices* (dense arrays, the unit of work and of storage), slices into *stages*
 //! (the slices that must be solved together because moves connect them both ways), and stages
-//! depend only on earlier stages. The [`kernel`] solves one stage given the final values of the
-//! stages it depends on, visiting only the frontier of each ply.
+//! depend only on earlier stages. The propagation rules ([`rules`]) are defined once and driven
+//! by two kernels: [`kernel`] solves one stage at a time (in memory or out of core), visiting
+//! only the frontier of each ply; [`superstep`] solves one slice's ply at a time, so that a
+//! stage can be shared by workers.
 //!
-//! Values are one byte per position and side to move; see [`value`].
+//! Values are one byte per position and side to move: win, draw or loss with the distance to
+//! the end; see [`value`].
 
 #![warn(missing_docs)]
 
@@ -15,15 +18,15 @@ mod frontier;
 pub mod game;
 pub mod kernel;
 pub mod meter;
-mod position_rules;
+mod rules;
 pub mod recurrence;
 pub mod superstep;
 pub mod value;
 pub mod workspace;
 
 pub use atomic::ByteArray;
-pub use game::{DefenderMove, Game, SliceId, Stage};
+pub use game::{Game, Move, Side, SliceId, Stage};
 pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice, StageTimes};
 pub use meter::{DiskIo, SliceCost};
-pub use value::{Side, Value, NON_CANONICAL, UNRESOLVED, VALUE_MAX};
+pub use value::{Outcome, Value};
 pub use workspace::Workspace;

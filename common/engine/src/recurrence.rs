@@ -1,52 +1,53 @@
 //! The defining recurrence of values, evaluated for one position from its successors' values.
 //!
-//! The kernel never evaluates this directly (it propagates from frontiers); verification does,
-//! to check stored tables independently of how they were produced:
+//! The kernels never evaluate this directly (they propagate from frontiers); verification
+//! does, to check stored tables independently of how they were produced. With `side` to move:
 //!
-//! * defender to move: no move → 1; some move reaches a defender win → 0; else `1 + max`;
-//! * attacker to move: no move reaches an attacker win → 0; else `1 + min` over those that do.
+//! * no move: lost now ([`Value::LOST_NOW`]) if the opponent can win, else a draw;
+//! * some successor is lost for the opponent: a win, one ply more than the fastest such loss;
+//! * every successor is won by the opponent: a loss, one ply more than the slowest such win;
+//! * otherwise: a draw.
 
-use crate::game::{DefenderMove, Game, SliceId};
-use crate::value::{Value, UNRESOLVED};
+use crate::game::{Game, Move, Side, SliceId};
+use crate::value::Value;
 
-/// The value the recurrence gives the defender-to-move position `(slice, key)`, reading the
-/// attacker-to-move values of its successors through `attacker_value(slice, key)`.
-pub fn defender_value<G: Game, E>(
+/// The value the recurrence gives the position `(slice, key)` with `side` to move, reading the
+/// values of its successors (with the other side to move) through `value_of(slice, key)`.
+pub fn value<G: Game, E>(
     game: &G,
+    side: Side,
     slice: SliceId,
     key: u64,
-    mut attacker_value: impl FnMut(SliceId, u64) -> Result<Value, E>,
+    mut value_of: impl FnMut(SliceId, u64) -> Result<Value, E>,
 ) -> Result<Value, E> {
-    let mut moves = Vec::new();
-    game.defender_moves(slice, key, |mv| moves.push(mv));
-    let mut worst = 0u32;
-    for mv in moves {
-        let (DefenderMove::InStage(s, k) | DefenderMove::Final(s, k)) = mv;
-        let v = attacker_value(s, k)?;
-        if v == UNRESOLVED {
-            return Ok(UNRESOLVED);
-        }
-        worst = worst.max(u32::from(v));
+    let mut successors = Vec::new();
+    game.moves(side, slice, key, |mv| {
+        let (Move::InStage(s, k) | Move::Final(s, k)) = mv;
+        successors.push((s, k));
+    });
+    if successors.is_empty() {
+        return Ok(if game.can_win(side.other()) {
+            Value::LOST_NOW
+        } else {
+            Value::DRAW
+        });
     }
-    Ok((worst + 1).min(255) as Value)
-}
-
-/// The value the recurrence gives the attacker-to-move position `(slice, key)`, reading the
-/// defender-to-move values of its successors through `defender_value(slice, key)`.
-pub fn attacker_value<G: Game, E>(
-    game: &G,
-    slice: SliceId,
-    key: u64,
-    mut defender_value: impl FnMut(SliceId, u64) -> Result<Value, E>,
-) -> Result<Value, E> {
-    let mut moves = Vec::new();
-    game.attacker_moves(slice, key, |s, k, _| moves.push((s, k)));
-    let mut best: Option<Value> = None;
-    for (s, k) in moves {
-        let v = defender_value(s, k)?;
-        if v != UNRESOLVED {
-            best = Some(best.map_or(v, |b| b.min(v)));
+    let mut fastest_loss: Option<u8> = None;
+    let mut slowest_win: Option<u8> = None;
+    let mut all_won = true;
+    for (s, k) in successors {
+        match value_of(s, k)?.0 {
+            0 => all_won = false,
+            v if v % 2 == 1 => {
+                all_won = false;
+                fastest_loss = Some(fastest_loss.map_or(v, |m| m.min(v)));
+            }
+            v => slowest_win = Some(slowest_win.map_or(v, |m| m.max(v))),
         }
     }
-    Ok(best.map_or(UNRESOLVED, |b| b.saturating_add(1)))
+    Ok(match (fastest_loss, slowest_win) {
+        (Some(v), _) => Value(v.saturating_add(1)),
+        (None, Some(v)) if all_won => Value(v.saturating_add(1)),
+        _ => Value::DRAW,
+    })
 }

@@ -1,19 +1,18 @@
 //! The superstep kernel: one slice's ply at a time, so that the slices of one stage can be
 //! solved by different workers, with plies as supersteps.
 //!
-//! It computes exactly what [`crate::kernel::solve_stage`] computes (same rules, shared in
-//! `position_rules`), but a step sees only its own slice's arrays ([`SlotState`]); every update
-//! of a position — in its own slice or another — travels as a *message* of the ply that sent
-//! it and is applied by the receiving slice's next step:
+//! It computes exactly what [`crate::kernel::solve_stage`] computes — the same rules, defined
+//! once in [`crate::rules`] — but a step sees only its own slice's arrays ([`SlotState`]);
+//! every update of a position, in its own slice or another, travels as a *message* of the ply
+//! that sent it and is applied by the receiving slice's next step:
 //!
-//! * a step of **odd ply `p`** (defender-to-move positions of value `p` are final) sends each
-//!   attacker-to-move predecessor a *claim*: "your value is `p + 1` unless you have one";
-//! * a step of **even ply `p`** (attacker-to-move positions of value `p` are final) sends each
-//!   distinct defender-to-move predecessor a *decrement*; the one that reaches zero makes the
-//!   position's value `p + 1`;
-//! * the **first step** initialises the slice (counters, stalemates of value 1) and sends the
-//!   exit decrements of its captures into earlier stages as messages *to itself*, dated the ply
-//!   of the exit's value, then expands ply 1.
+//! * a step of **odd ply `p`** (positions of value `p` have lost) sends each predecessor a
+//!   *claim*: "your value is `p + 1` unless you have one";
+//! * a step of **even ply `p`** (positions of value `p` have won) sends each distinct
+//!   predecessor a *decrement*; the one that reaches zero makes the position's value `p + 1`;
+//! * the **first step** initialises the slice (counters, positions lost at once) and sends the
+//!   exits of its captures into earlier stages as messages *to itself*, dated the ply of the
+//!   exit's value, then expands ply 1.
 //!
 //! Step `p` of slice `s` therefore reads the messages of ply `p - 1` addressed to `s`, applies
 //! them (what they resolve is `s`'s frontier of value `p`), and expands that frontier into the
@@ -23,35 +22,28 @@
 //! which messages arrive or are applied.
 
 use crate::atomic::ByteArray;
-use crate::game::{Game, Stage};
+use crate::game::{Game, Side, Stage};
 use crate::kernel::{FinalValues, KernelError, SolvedSlice, MAX_MOVES};
 use crate::meter::SlotClocks;
-use crate::position_rules::{
-    claim, decrement, defender_predecessors, defender_start, finish_defenders, DefenderStart,
-};
-use crate::value::{Value, NON_CANONICAL, VALUE_MAX};
+use crate::rules::{apply, finish_section, for_each_target, Section, Seeds, SideRoles, Sweep};
+use crate::value::Value;
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
-use std::sync::atomic::Ordering::Relaxed;
 
 /// Positions per parallel task when a step sweeps or applies.
 const CHUNK: usize = 1 << 14;
 
 /// The names of a [`SlotState`]'s four arrays, in [`SlotState::sections`] order.
-pub const STATE_SECTIONS: [&str; 4] = ["attacker", "defender", "resolved", "defender_final"];
+pub const STATE_SECTIONS: [&str; 4] = ["first", "second", "first final", "second final"];
 
 /// One slice's arrays between steps: what a worker stores after each step and maps for the
-/// next. The same four arrays as the stage kernel keeps per slice.
+/// next. The same arrays as the stage kernel keeps per slice.
 #[derive(Debug, PartialEq, Eq)]
 pub struct SlotState {
-    /// Attacker-to-move values (0 until resolved).
-    pub attacker: ByteArray,
-    /// Defender-to-move counters, then values (see the `defender_final` bits).
-    pub defender: ByteArray,
-    /// One bit per attacker-to-move position: resolved (or not canonical).
-    pub resolved: ByteArray,
-    /// One bit per defender-to-move position: its byte holds its value.
-    pub defender_final: ByteArray,
+    /// Per side to move: counters, then values.
+    pub values: [ByteArray; 2],
+    /// Per side to move: one bit per position, set once its byte holds its value.
+    pub finals: [ByteArray; 2],
 }
 
 impl SlotState {
@@ -59,10 +51,8 @@ impl SlotState {
     pub fn zeroed(len: u64) -> SlotState {
         let words = len.div_ceil(64) as usize * 8;
         SlotState {
-            attacker: ByteArray::zeroed(len as usize),
-            defender: ByteArray::zeroed(len as usize),
-            resolved: ByteArray::zeroed(words),
-            defender_final: ByteArray::zeroed(words),
+            values: [ByteArray::zeroed(len as usize), ByteArray::zeroed(len as usize)],
+            finals: [ByteArray::zeroed(words), ByteArray::zeroed(words)],
         }
     }
 
@@ -74,10 +64,10 @@ impl SlotState {
     /// The arrays with their names ([`STATE_SECTIONS`]), for storage.
     pub fn sections(&self) -> [(&'static str, &[u8]); 4] {
         [
-            (STATE_SECTIONS[0], &self.attacker[..]),
-            (STATE_SECTIONS[1], &self.defender[..]),
-            (STATE_SECTIONS[2], &self.resolved[..]),
-            (STATE_SECTIONS[3], &self.defender_final[..]),
+            (STATE_SECTIONS[0], &self.values[0][..]),
+            (STATE_SECTIONS[1], &self.values[1][..]),
+            (STATE_SECTIONS[2], &self.finals[0][..]),
+            (STATE_SECTIONS[3], &self.finals[1][..]),
         ]
     }
 
@@ -94,26 +84,51 @@ impl SlotState {
                 ));
             }
         }
-        let [attacker, defender, resolved, defender_final] = sections;
+        let [first, second, first_final, second_final] = sections;
         Ok(SlotState {
-            attacker: ByteArray::from_slice(&attacker),
-            defender: ByteArray::from_slice(&defender),
-            resolved: ByteArray::from_slice(&resolved),
-            defender_final: ByteArray::from_slice(&defender_final),
+            values: [
+                ByteArray::from_slice(&first),
+                ByteArray::from_slice(&second),
+            ],
+            finals: [
+                ByteArray::from_slice(&first_final),
+                ByteArray::from_slice(&second_final),
+            ],
         })
+    }
+
+    /// The arrays of `side` as the rules update them.
+    fn section(&self, side: Side, roles: &SideRoles) -> Section<'_> {
+        Section {
+            values: self.values[side.index()].atomics(),
+            finals: self.finals[side.index()].atomic_words(),
+            claimable: roles.claimable[side.index()],
+        }
     }
 }
 
 /// Keys sent to one slice: applied by its step of ply `ply + 1`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
-    /// The ply that sent them (the exit decrements of the first step: the ply of their value).
+    /// The ply that sent them (the exits of the first step: the ply of their value).
     pub ply: u32,
     /// The receiving slice's slot in the stage.
     pub to: u32,
-    /// Positions of the receiving slice, sorted (claims without duplicates; decrements once
-    /// per sender, so a key may repeat).
-    pub keys: Vec<u64>,
+    /// Positions of the receiving slice, per side to move, sorted (claims without duplicates;
+    /// decrements once per sender, so a key may repeat).
+    pub keys: [Vec<u64>; 2],
+}
+
+impl Message {
+    /// How many keys the message carries.
+    pub fn len(&self) -> usize {
+        self.keys[0].len() + self.keys[1].len()
+    }
+
+    /// Whether it carries none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// What one step did.
@@ -139,29 +154,26 @@ fn slots_of<G: Game>(game: &G, stage: &Stage) -> Vec<u32> {
 }
 
 /// The first step of slot `slot` of `stage`: initialises its arrays from the final values of
-/// the earlier stages (`finals`), schedules its exit decrements (as messages to itself) and
-/// expands ply 1 (its stalemates). Runs on the current rayon pool.
+/// the earlier stages (`finals`), schedules its exits (as messages to itself) and expands ply 1
+/// (its positions lost at once). Runs on the current rayon pool.
 pub fn first_step<G: Game, F: FinalValues>(
     game: &G,
     stage: &Stage,
     slot: u32,
     finals: &F,
 ) -> Result<(SlotState, StepOutput), KernelError> {
+    let roles = SideRoles::of(game);
     let slot_of = slots_of(game, stage);
     let slice = stage.slices[slot as usize];
     let len = game.slice_len(slice);
     let state = SlotState::zeroed(len);
-    let (attacker, defender) = (state.attacker.atomics(), state.defender.atomics());
-    let (resolved, final_bits) = (
-        state.resolved.atomic_words(),
-        state.defender_final.atomic_words(),
-    );
-    struct Seeds {
-        canonical: u64,
-        stalemates: Vec<u64>,
-        exits: Vec<(Value, u64)>,
-        error: Option<String>,
-    }
+    let sections = Side::BOTH.map(|side| state.section(side, &roles));
+    let sweep = Sweep {
+        game,
+        roles,
+        slot_of: &slot_of,
+        finals,
+    };
     let clocks = SlotClocks::new(1);
     let chunks = len.div_ceil(CHUNK as u64);
     let seeds: Vec<Seeds> = (0..chunks)
@@ -170,67 +182,39 @@ pub fn first_step<G: Game, F: FinalValues>(
             clocks.time(0, || {
                 let start = c * CHUNK as u64;
                 let end = (start + CHUNK as u64).min(len);
-                let mut seeds = Seeds {
-                    canonical: 0,
-                    stalemates: Vec::new(),
-                    exits: Vec::new(),
-                    error: None,
-                };
-                let mut scratch = ArrayVec::<(u32, u64), MAX_MOVES>::new();
-                game.for_each_key(slice, start..end, |index, key| {
-                    let i = index as usize;
-                    if !game.is_canonical(slice, key) {
-                        attacker[i].store(NON_CANONICAL, Relaxed);
-                        defender[i].store(NON_CANONICAL, Relaxed);
-                        resolved[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                        final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                        return;
-                    }
-                    seeds.canonical += 1;
-                    match defender_start(game, &slot_of, finals, slice, key, &mut scratch) {
-                        Err(what) => seeds.error = Some(what),
-                        Ok(DefenderStart::Escapes) => {
-                            final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                        }
-                        Ok(DefenderStart::Stalemate) => {
-                            defender[i].store(1, Relaxed);
-                            final_bits[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                            seeds.stalemates.push(key);
-                        }
-                        Ok(DefenderStart::Pending { successors, exit }) => {
-                            defender[i].store(successors, Relaxed);
-                            if let Some(v) = exit {
-                                seeds.exits.push((v, key));
-                            }
-                        }
-                    }
-                });
+                let mut seeds = Seeds::default();
+                sweep.sweep(slice, start..end, sections, &mut seeds);
                 seeds
             })
         })
         .collect();
-    let contract = |what: String| KernelError::Contract {
-        stage: stage.name.clone(),
-        what,
-    };
     let mut out = StepOutput::default();
-    let mut frontier = Vec::new();
-    let mut exits: Vec<(Value, u64)> = Vec::new();
+    let mut frontier: [Vec<u64>; 2] = Default::default();
+    let mut exits = Vec::new();
     for s in seeds {
         if let Some(what) = s.error {
-            return Err(contract(what));
+            return Err(KernelError::Contract {
+                stage: stage.name.clone(),
+                what,
+            });
         }
         out.canonical += s.canonical;
-        frontier.extend(s.stalemates);
+        for side in Side::BOTH {
+            frontier[side.index()].extend(&s.lost[side.index()]);
+        }
         exits.extend(s.exits);
     }
-    out.resolved = frontier.len() as u64;
+    out.resolved = (frontier[0].len() + frontier[1].len()) as u64;
     exits.sort_unstable();
     for run in exits.chunk_by(|a, b| a.0 == b.0) {
+        let mut keys: [Vec<u64>; 2] = Default::default();
+        for &(_, side, key) in run {
+            keys[side.index()].push(key);
+        }
         out.messages.push(Message {
             ply: u32::from(run[0].0),
             to: slot,
-            keys: run.iter().map(|&(_, k)| k).collect(),
+            keys,
         });
     }
     out.messages
@@ -240,16 +224,16 @@ pub fn first_step<G: Game, F: FinalValues>(
 }
 
 /// Step `ply` (at least 2) of slot `slot`: applies the messages of ply `ply - 1` addressed to
-/// it (`incoming`, one key list per sender) to `state`, and expands what they resolved (the
-/// slice's positions of value `ply`) into the messages of ply `ply`. Runs on the current rayon
-/// pool.
+/// it (`incoming`, one key list per sender and side to move) to `state`, and expands what they
+/// resolved (the slice's positions of value `ply`) into the messages of ply `ply`. Runs on the
+/// current rayon pool.
 pub fn step<G: Game>(
     game: &G,
     stage: &Stage,
     slot: u32,
     ply: u32,
     state: &SlotState,
-    incoming: &[&[u64]],
+    incoming: &[(Side, &[u64])],
 ) -> Result<StepOutput, KernelError> {
     if ply < 2 {
         return Err(KernelError::Contract {
@@ -257,116 +241,106 @@ pub fn step<G: Game>(
             what: format!("step {ply}: the first step initialises, later steps start at 2"),
         });
     }
-    if ply > u32::from(VALUE_MAX) {
+    if ply > u32::from(Value::MAX.0) {
         return Err(KernelError::ValueOverflow {
             stage: stage.name.clone(),
         });
     }
-    let value = ply as Value;
+    let roles = SideRoles::of(game);
     let slot_of = slots_of(game, stage);
     let slice = stage.slices[slot as usize];
     let len = game.slice_len(slice);
-    let (attacker, defender) = (state.attacker.atomics(), state.defender.atomics());
-    let (resolved, final_bits) = (
-        state.resolved.atomic_words(),
-        state.defender_final.atomic_words(),
-    );
-    let claims = (ply - 1) % 2 == 1;
     let clocks = SlotClocks::new(1);
-    let chunks: Vec<&[u64]> = incoming
+    let chunks: Vec<(Side, &[u64])> = incoming
         .iter()
-        .flat_map(|keys| keys.chunks(CHUNK))
+        .flat_map(|&(side, keys)| keys.chunks(CHUNK).map(move |c| (side, c)))
         .collect();
-    let found: Vec<Result<Vec<u64>, String>> = chunks
+    let found: Vec<Result<(Side, Vec<u64>), String>> = chunks
         .par_iter()
-        .map(|chunk| {
+        .map(|&(side, chunk)| {
             clocks.time(0, || {
+                let section = state.section(side, &roles);
                 let mut found = Vec::new();
-                for &key in *chunk {
+                for &key in chunk {
                     let index = game.index(slice, key);
                     if index >= len {
                         return Err(format!("message key {key:#x} is outside {}", slice.0));
                     }
-                    let i = index as usize;
-                    let resolves = if claims {
-                        let first = claim(resolved, i);
-                        if first {
-                            attacker[i].store(value, Relaxed);
-                        }
-                        first
-                    } else {
-                        decrement(defender, final_bits, i, value)
-                    };
-                    if resolves {
+                    if apply(section, index as usize, ply - 1) {
                         found.push(key);
                     }
                 }
-                Ok(found)
+                Ok((side, found))
             })
         })
         .collect();
-    let mut frontier = Vec::new();
+    let mut frontier: [Vec<u64>; 2] = Default::default();
     for f in found {
-        frontier.extend(f.map_err(|what| KernelError::Contract {
+        let (side, keys) = f.map_err(|what| KernelError::Contract {
             stage: stage.name.clone(),
             what,
-        })?);
+        })?;
+        frontier[side.index()].extend(keys);
     }
     let messages = expand(game, stage, &slot_of, slot, ply, &frontier, &clocks)?;
     Ok(StepOutput {
         messages,
-        resolved: frontier.len() as u64,
+        resolved: (frontier[0].len() + frontier[1].len()) as u64,
         canonical: 0,
         cpu: clocks.total(0),
     })
 }
 
-/// Expands `frontier` (positions of slot `slot` of value `ply`) into the messages of ply
-/// `ply`: claims on odd plies, decrements on even ones.
+/// Expands `frontier` (positions of slot `slot` of value `ply`, per side to move) into the
+/// messages of ply `ply`: claims on odd plies, decrements on even ones.
 fn expand<G: Game>(
     game: &G,
     stage: &Stage,
     slot_of: &[u32],
     slot: u32,
     ply: u32,
-    frontier: &[u64],
+    frontier: &[Vec<u64>; 2],
     clocks: &SlotClocks,
 ) -> Result<Vec<Message>, KernelError> {
     let n = stage.slices.len();
     let slice = stage.slices[slot as usize];
-    let odd = ply % 2 == 1;
-    let per_target: Vec<Vec<u64>> = frontier
-        .par_chunks(CHUNK)
-        .map(|chunk| {
+    // Per target slot (and one more for targets outside the stage), per target side.
+    let empty = || vec![[Vec::new(), Vec::new()]; n + 1];
+    let tasks: Vec<(Side, &[u64])> = Side::BOTH
+        .iter()
+        .flat_map(|&side| frontier[side.index()].chunks(CHUNK).map(move |c| (side, c)))
+        .collect();
+    let per_target: Vec<[Vec<u64>; 2]> = tasks
+        .par_iter()
+        .map(|&(side, chunk)| {
             clocks.time(0, || {
-                let mut out = vec![Vec::new(); n + 1];
-                let mut preds = ArrayVec::<(u32, u64, u64), MAX_MOVES>::new();
+                let mut out = empty();
+                let target = side.other().index();
+                let mut scratch = ArrayVec::<(u32, u64, u64), MAX_MOVES>::new();
                 for &key in chunk {
-                    if odd {
-                        game.attacker_unmoves(slice, key, |to, to_key, _| {
-                            let t = slot_of[to.0 as usize].min(n as u32) as usize;
-                            out[t].push(to_key);
-                        });
-                    } else {
-                        defender_predecessors(game, slot_of, slice, key, &mut preds);
-                        for &(t, to_key, _) in &preds {
-                            out[t.min(n as u32) as usize].push(to_key);
-                        }
-                    }
+                    for_each_target(
+                        game,
+                        slot_of,
+                        ply,
+                        side,
+                        slice,
+                        key,
+                        &mut scratch,
+                        |t, to_key, _| out[t.min(n as u32) as usize][target].push(to_key),
+                    );
                 }
                 out
             })
         })
-        .reduce(
-            || vec![Vec::new(); n + 1],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    x.extend(y);
+        .reduce(empty, |mut a, b| {
+            for (x, y) in a.iter_mut().zip(b) {
+                for side in 0..2 {
+                    x[side].extend(&y[side]);
                 }
-                a
-            },
-        );
-    if !per_target[n].is_empty() {
+            }
+            a
+        });
+    if per_target[n].iter().any(|keys| !keys.is_empty()) {
         return Err(KernelError::Contract {
             stage: stage.name.clone(),
             what: format!("an un-move from {} leaves the stage", slice.0),
@@ -376,12 +350,14 @@ fn expand<G: Game>(
         .into_iter()
         .take(n)
         .enumerate()
-        .filter(|(_, keys)| !keys.is_empty())
+        .filter(|(_, keys)| keys.iter().any(|k| !k.is_empty()))
         .map(|(to, mut keys)| {
-            keys.par_sort_unstable();
-            if odd {
-                // A claim is applied once whoever sends it.
-                keys.dedup();
+            for k in &mut keys {
+                k.par_sort_unstable();
+                if ply % 2 == 1 {
+                    // A claim is applied once whoever sends it.
+                    k.dedup();
+                }
             }
             Message {
                 ply,
@@ -393,18 +369,18 @@ fn expand<G: Game>(
 }
 
 /// The values of slot `slot` once the stage is done (no message left): counters that never
-/// reached zero are defender wins.
+/// reached zero are draws.
 pub fn finish<G: Game>(game: &G, stage: &Stage, slot: u32, state: SlotState) -> SolvedSlice {
+    let roles = SideRoles::of(game);
     let slice = stage.slices[slot as usize];
-    finish_defenders(
-        state.defender.atomics(),
-        state.defender_final.atomic_words(),
-        game.slice_len(slice),
-    );
+    for side in Side::BOTH {
+        if roles.counted[side.index()] {
+            finish_section(state.section(side, &roles), game.slice_len(slice));
+        }
+    }
     SolvedSlice {
         slice,
-        attacker: state.attacker,
-        defender: state.defender,
+        values: state.values,
     }
 }
 
@@ -431,10 +407,11 @@ pub fn solve_stage_by_steps<G: Game, F: FinalValues>(
         mail = later;
         ply += 1;
         for slot in 0..n {
-            let incoming: Vec<&[u64]> = now
+            let incoming: Vec<(Side, &[u64])> = now
                 .iter()
                 .filter(|m| m.to == slot)
-                .map(|m| &m.keys[..])
+                .flat_map(|m| Side::BOTH.map(|side| (side, &m.keys[side.index()][..])))
+                .filter(|(_, keys)| !keys.is_empty())
                 .collect();
             if incoming.is_empty() {
                 continue;

@@ -7,12 +7,12 @@
 //!   they capture, which leads to the final stages `k-2`, `k-4`, `k-6`, ...
 //! * **Symmetry**: a position is canonical when black stands on its orbit representative and
 //!   the brown mask is the smallest of its images under that point's stabiliser. Only
-//!   canonical slots are solved and counted; the others hold [`retro_engine::NON_CANONICAL`].
+//!   canonical slots are solved and counted; the others hold [`retro_engine::Value::NON_CANONICAL`].
 
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
-use retro_engine::{DefenderMove, Game, SliceId, Stage};
+use retro_engine::{Game, Move, Side as EngineSide, SliceId, Stage};
 use retro_index::{binomial, next_subset, squeeze, unsqueeze, SubsetRanker};
 use std::ops::Range;
 
@@ -209,8 +209,52 @@ impl Game for Musashi {
         self.board.symmetry.is_canonical(rep, key)
     }
 
+    fn can_win(&self, side: EngineSide) -> bool {
+        // Brown wins by stalemating black; black only ever wins by brown's failure to.
+        side == EngineSide::First
+    }
+
+    fn leaves_stage(&self, side: EngineSide) -> bool {
+        // Only black captures.
+        side == EngineSide::Second
+    }
+
     #[inline(always)]
-    fn defender_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(DefenderMove)) {
+    fn moves(&self, side: EngineSide, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
+        match side {
+            EngineSide::First => self.brown_moves(slice, key, |_, target| {
+                visit(Move::InStage(slice, target));
+            }),
+            EngineSide::Second => self.black_moves(slice, key, visit),
+        }
+    }
+
+    #[inline(always)]
+    fn unmoves(
+        &self,
+        side: EngineSide,
+        slice: SliceId,
+        key: u64,
+        visit: impl FnMut(SliceId, u64, u64),
+    ) {
+        match side {
+            EngineSide::First => self.black_unmoves(slice, key, visit),
+            // Brown moves are reversible and never capture: un-moves are exactly the moves.
+            EngineSide::Second => {
+                let (_, black) = self.slice_parts(slice);
+                let mut visit = visit;
+                self.brown_moves(slice, key, |_, target| {
+                    visit(slice, target, self.ranker.rank(squeeze(target, black as u32)))
+                });
+            }
+        }
+    }
+}
+
+impl Musashi {
+    /// Every black move from `(slice, key)`: captures lead to earlier stages.
+    #[inline(always)]
+    fn black_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
         let (k, black) = self.slice_parts(slice);
         let mut targets = self.board.neighbours[black] & !key;
         while targets != 0 {
@@ -220,33 +264,17 @@ impl Game for Musashi {
             let browns = key & !captured;
             let (s, kk) = self.canonical_slice(k - captured.count_ones() as usize, to, browns);
             visit(if captured == 0 {
-                DefenderMove::InStage(s, kk)
+                Move::InStage(s, kk)
             } else {
-                DefenderMove::Final(s, kk)
+                Move::Final(s, kk)
             });
         }
     }
 
+    /// The black-to-move positions with a non-capturing black move to the brown-to-move
+    /// `(slice, key)`.
     #[inline(always)]
-    fn attacker_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64, u64)) {
-        let (_, black) = self.slice_parts(slice);
-        self.brown_moves(slice, key, |_, target| {
-            visit(
-                slice,
-                target,
-                self.ranker.rank(squeeze(target, black as u32)),
-            )
-        });
-    }
-
-    #[inline(always)]
-    fn attacker_unmoves(&self, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64)) {
-        // Brown moves are reversible and never capture: un-moves are exactly the moves.
-        self.attacker_moves(slice, key, visit)
-    }
-
-    #[inline(always)]
-    fn defender_unmoves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64, u64)) {
+    fn black_unmoves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(SliceId, u64, u64)) {
         let (k, black) = self.slice_parts(slice);
         // Black arrived on `black` without capturing only if no pair sandwiches it now.
         if captures(&self.board, black, key) != 0 {

@@ -5,8 +5,10 @@
 //! most `t` are non-zero, with their exact value, so the fixpoint is the true value table.
 
 use retro_engine::superstep::solve_stage_by_steps;
-use retro_engine::NON_CANONICAL;
-use retro_engine::{solve_stage, FinalValues, Game, SliceId, SolvedSlice, Stage, Workspace};
+use retro_engine::{
+    solve_stage, FinalValues, Game, Side as EngineSide, SliceId, SolvedSlice, Stage, Value,
+    Workspace,
+};
 use retro_musashi::rules::moves;
 use retro_musashi::{Board, Musashi, Position, Side};
 use std::collections::HashMap;
@@ -69,8 +71,10 @@ fn brute_force(board: &Board, max_browns: usize) -> HashMap<Position, u8> {
 struct Finals(HashMap<SliceId, Vec<u8>>);
 
 impl FinalValues for Finals {
-    fn attacker_value(&self, slice: SliceId, index: u64) -> u8 {
-        self.0[&slice][index as usize]
+    fn value(&self, side: EngineSide, slice: SliceId, index: u64) -> Value {
+        // Only black moves leave a stage, so only brown-to-move values are read.
+        assert_eq!(side, EngineSide::First);
+        Value(self.0[&slice][index as usize])
     }
 }
 
@@ -113,8 +117,8 @@ fn compare_in(
     let mut tables: HashMap<SliceId, (Vec<u8>, Vec<u8>)> = HashMap::new();
     for stage in game.stages() {
         for s in solve(&game, &stage, &finals) {
-            finals.0.insert(s.slice, s.attacker.to_vec());
-            tables.insert(s.slice, (s.attacker.to_vec(), s.defender.to_vec()));
+            finals.0.insert(s.slice, s.values[0].to_vec());
+            tables.insert(s.slice, (s.values[0].to_vec(), s.values[1].to_vec()));
         }
     }
     let mut checked = 0;
@@ -127,7 +131,7 @@ fn compare_in(
         };
         assert_ne!(
             have,
-            NON_CANONICAL,
+            Value::NON_CANONICAL.0,
             "{}: canonical slot marked",
             pos.notation(board)
         );

@@ -1,0 +1,332 @@
+//! What the solver does to one position, and to one slice's sweep: the one implementation of
+//! the propagation rules, driven by the stage kernel ([`crate::kernel`], in memory or out of
+//! core) and by the superstep kernel ([`crate::superstep`], one slice and ply per task), so
+//! that the drivers can never disagree.
+//!
+//! Values are propagated in increasing order, one *ply* per value: at ply `p` the positions of
+//! value `p` are final and are expanded into their predecessors (which have the other side to
+//! move):
+//!
+//! * **odd `p`** (the side to move has lost): every predecessor is a win of value `p + 1`,
+//!   unless it already has a value (a faster win). This is a [`claim`].
+//! * **even `p`** (the side to move has won): every distinct predecessor loses one way out. Each
+//!   position that can lose keeps a *counter* of its successor orbits not yet known to be
+//!   wins for the opponent; when it reaches zero the position is lost with value `p + 1` (the
+//!   slowest loss is the last successor to resolve). This is a [`decrement`].
+//!
+//! **Exits.** A move into an earlier stage (a capture) reaches a final value, possibly larger
+//! than any value reached so far in this stage. Such moves are *scheduled*: an exit to an
+//! opponent's loss of value `v` claims the position at ply `v`; all exits to opponent wins
+//! together count as one more successor, decremented at the ply of the largest; an exit to a
+//! draw (or to a loss) means the position cannot lose, so it keeps no counter. This gives
+//! exactly the recurrence of [`crate::recurrence`] without re-scanning any position.
+//!
+//! A position's byte holds its counter until it is final, then its value; a bit per position
+//! (the *final* bit) says which. One byte serves both because a counter is decremented exactly
+//! once per successor orbit, so nothing decrements it after it reaches zero, and a claimed
+//! position's decrements are refused by its final bit. Positions never made final are draws.
+
+use crate::game::{Game, Move, Side, SliceId};
+use crate::kernel::{FinalValues, MAX_MOVES};
+use crate::value::Value;
+use arrayvec::ArrayVec;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+
+/// What the kernel must do for each side, derived once from [`Game::can_win`] and
+/// [`Game::leaves_stage`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SideRoles {
+    /// Positions of this side can be claimed as wins (the side can win).
+    pub(crate) claimable: [bool; 2],
+    /// Positions of this side keep loss counters (the opponent can win).
+    pub(crate) counted: [bool; 2],
+    /// Positions of this side are classified in the initial sweep (counted, or with exits).
+    pub(crate) swept: [bool; 2],
+}
+
+impl SideRoles {
+    pub(crate) fn of<G: Game>(game: &G) -> SideRoles {
+        let claimable = Side::BOTH.map(|s| game.can_win(s));
+        let counted = Side::BOTH.map(|s| game.can_win(s.other()));
+        let swept = Side::BOTH.map(|s| counted[s.index()] || game.leaves_stage(s));
+        SideRoles {
+            claimable,
+            counted,
+            swept,
+        }
+    }
+}
+
+/// One side's arrays of one slice, as the atomics the rules update.
+#[derive(Clone, Copy)]
+pub(crate) struct Section<'a> {
+    /// Counters, then values.
+    pub(crate) values: &'a [AtomicU8],
+    /// Final bits.
+    pub(crate) finals: &'a [AtomicU64],
+    /// Whether positions of this side can be claimed, so that a decrement must first check the
+    /// final bit (a side that is never claimed skips that load).
+    pub(crate) claimable: bool,
+}
+
+impl Section<'_> {
+    /// Whether position `i`'s byte holds its value.
+    #[inline]
+    pub(crate) fn is_final(&self, i: usize) -> bool {
+        self.finals[i / 64].load(Relaxed) & (1 << (i % 64)) != 0
+    }
+
+    #[inline]
+    fn set_final(&self, i: usize) {
+        self.finals[i / 64].fetch_or(1 << (i % 64), Relaxed);
+    }
+}
+
+/// Sets bit `i` of `bits`; true if this call set it (the caller owns the position now). Most
+/// bits are already set late in a stage: the plain load answers those from cache.
+#[inline]
+pub(crate) fn claim(bits: &[AtomicU64], i: usize) -> bool {
+    let word = &bits[i / 64];
+    let bit = 1u64 << (i % 64);
+    word.load(Relaxed) & bit == 0 && word.fetch_or(bit, Relaxed) & bit == 0
+}
+
+/// Decrements the counter of position `i`; when it reaches zero the position is final with
+/// value `value` and true is returned. A zero byte (no counter: the position cannot lose) and
+/// a final position are left alone.
+#[inline]
+pub(crate) fn decrement(section: Section, i: usize, value: u8) -> bool {
+    let cell = &section.values[i];
+    if section.claimable && section.is_final(i) {
+        return false;
+    }
+    if cell.load(Relaxed) != 0 && cell.fetch_sub(1, Relaxed) == 1 {
+        section.set_final(i);
+        cell.store(value, Relaxed);
+        return true;
+    }
+    false
+}
+
+/// Applies to position `i` of `section` what ply `ply` sends it: a claim (odd ply) or a
+/// decrement (even ply). True if the position became final with value `ply + 1`.
+#[inline]
+pub(crate) fn apply(section: Section, i: usize, ply: u32) -> bool {
+    let value = (ply + 1) as u8;
+    if ply % 2 == 1 {
+        if claim(section.finals, i) {
+            section.values[i].store(value, Relaxed);
+            return true;
+        }
+        false
+    } else {
+        decrement(section, i, value)
+    }
+}
+
+/// Calls `visit(slot, key, index)` for each position that ply `ply` sends something to from
+/// the position `(side, slice, key)` of value `ply`: its predecessors in the stage (with the
+/// other side to move), each once when the ply decrements. `slot_of` maps slice ids to slots
+/// (`u32::MAX` outside the stage); `scratch` is reused between calls.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn for_each_target<G: Game>(
+    game: &G,
+    slot_of: &[u32],
+    ply: u32,
+    side: Side,
+    slice: SliceId,
+    key: u64,
+    scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
+    mut visit: impl FnMut(u32, u64, u64),
+) {
+    if ply % 2 == 1 {
+        // A claim is idempotent: duplicates cost a bitmap load, not a wrong result.
+        game.unmoves(side, slice, key, |to, to_key, i| {
+            visit(slot_of[to.0 as usize], to_key, i)
+        });
+        return;
+    }
+    scratch.clear();
+    game.unmoves(side, slice, key, |to, to_key, i| {
+        let p = (slot_of[to.0 as usize], to_key, i);
+        if !scratch.contains(&p) {
+            // The game's contract bounds un-moves per position by MAX_MOVES.
+            scratch.try_push(p).expect("at most MAX_MOVES un-moves");
+        }
+    });
+    for &(t, k, i) in scratch.iter() {
+        visit(t, k, i);
+    }
+}
+
+/// A position before the first ply, from its moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Start {
+    /// Any move at all.
+    moves: bool,
+    /// Successor orbits to wait for (distinct in-stage successors, plus one for the exits to
+    /// opponent wins); 0 when the position cannot lose.
+    counter: u8,
+    /// The ply of the exit decrement: the largest exit to an opponent win.
+    exit_win: Option<u8>,
+    /// The ply of the exit claim: the smallest exit to an opponent loss.
+    exit_loss: Option<u8>,
+}
+
+/// Classifies the canonical position `(side, slice, key)`. Fails with a description when the
+/// game breaks a contract of [`Game`].
+fn start<G: Game, F: FinalValues>(
+    game: &G,
+    slot_of: &[u32],
+    finals: &F,
+    side: Side,
+    slice: SliceId,
+    key: u64,
+    scratch: &mut ArrayVec<(u32, u64), MAX_MOVES>,
+) -> Result<Start, String> {
+    scratch.clear();
+    let mut s = Start::default();
+    let mut cannot_lose = false;
+    let mut problem = None;
+    game.moves(side, slice, key, |mv| {
+        s.moves = true;
+        match mv {
+            Move::InStage(to, to_key) => {
+                let to_slot = slot_of[to.0 as usize];
+                if to_slot == u32::MAX {
+                    problem = Some(format!("a move to {to:?} leaves the stage"));
+                } else if !scratch.contains(&(to_slot, to_key))
+                    && scratch.try_push((to_slot, to_key)).is_err()
+                {
+                    problem = Some(format!("a position has more than {MAX_MOVES} moves"));
+                }
+            }
+            Move::Final(to, to_key) => {
+                let v = finals.value(side.other(), to, game.index(to, to_key)).0;
+                match v {
+                    0 => cannot_lose = true,
+                    0xFF => problem = Some(format!("a move to {to:?} reaches a non-canonical slot")),
+                    v if v % 2 == 1 => {
+                        cannot_lose = true;
+                        s.exit_loss = Some(s.exit_loss.map_or(v, |m| m.min(v)));
+                    }
+                    v => s.exit_win = Some(s.exit_win.map_or(v, |m| m.max(v))),
+                }
+            }
+        }
+    });
+    if let Some(what) = problem {
+        return Err(what);
+    }
+    if !cannot_lose {
+        s.counter = (scratch.len() + usize::from(s.exit_win.is_some())) as u8;
+    }
+    Ok(s)
+}
+
+/// What the first sweep over some positions of one slice found.
+#[derive(Debug, Default)]
+pub(crate) struct Seeds {
+    /// Canonical positions swept.
+    pub(crate) canonical: u64,
+    /// Per side, the positions lost already (no move): the frontier of ply 1.
+    pub(crate) lost: [Vec<u64>; 2],
+    /// Scheduled exits: (ply, side, key), a claim on an odd ply, a decrement on an even one.
+    pub(crate) exits: Vec<(u8, Side, u64)>,
+    /// The first contract violation met.
+    pub(crate) error: Option<String>,
+}
+
+/// What every sweep of a stage shares: the game, the sides' roles, the slot of each slice and
+/// the final values of earlier stages.
+pub(crate) struct Sweep<'a, G, F> {
+    pub(crate) game: &'a G,
+    pub(crate) roles: SideRoles,
+    pub(crate) slot_of: &'a [u32],
+    pub(crate) finals: &'a F,
+}
+
+impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
+    /// Initialises the positions at `range` of `slice` in its two `sections`: non-canonical
+    /// slots get [`Value::NON_CANONICAL`] and both final bits; canonical ones their counters,
+    /// their loss if they have no move, and their scheduled exits (into `seeds`).
+    pub(crate) fn sweep(
+        &self,
+        slice: SliceId,
+        range: Range<u64>,
+        sections: [Section; 2],
+        seeds: &mut Seeds,
+    ) {
+        let game = self.game;
+        let roles = self.roles;
+        let mut scratch: ArrayVec<(u32, u64), MAX_MOVES> = ArrayVec::new();
+        game.for_each_key(slice, range, |index, key| {
+            let i = index as usize;
+            if !game.is_canonical(slice, key) {
+                for section in sections {
+                    section.values[i].store(Value::NON_CANONICAL.0, Relaxed);
+                    // Final, so that no pull ever visits it and no decrement touches it.
+                    section.set_final(i);
+                }
+                return;
+            }
+            seeds.canonical += 1;
+            for side in Side::BOTH {
+                if !roles.swept[side.index()] {
+                    continue;
+                }
+                let section = sections[side.index()];
+                let s = match start(
+                    game,
+                    self.slot_of,
+                    self.finals,
+                    side,
+                    slice,
+                    key,
+                    &mut scratch,
+                ) {
+                    Ok(s) => s,
+                    Err(what) => {
+                        seeds.error = Some(what);
+                        return;
+                    }
+                };
+                let counted = roles.counted[side.index()];
+                if !s.moves {
+                    if counted {
+                        section.values[i].store(Value::LOST_NOW.0, Relaxed);
+                        section.set_final(i);
+                        seeds.lost[side.index()].push(key);
+                    }
+                    continue;
+                }
+                if let Some(v) = s.exit_loss {
+                    seeds.exits.push((v, side, key));
+                }
+                if counted && s.counter > 0 {
+                    section.values[i].store(s.counter, Relaxed);
+                    if let Some(v) = s.exit_win {
+                        seeds.exits.push((v, side, key));
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Writes [`Value::DRAW`] into every one of the first `len` positions of `section` whose final
+/// bit is clear: their counters never reached zero.
+pub(crate) fn finish_section(section: Section, len: u64) {
+    for (w, word) in section.finals.iter().enumerate() {
+        let mut open = !word.load(Relaxed);
+        while open != 0 {
+            let i = w * 64 + open.trailing_zeros() as usize;
+            open &= open - 1;
+            if (i as u64) < len {
+                section.values[i].store(Value::DRAW.0, Relaxed);
+            }
+        }
+    }
+}
