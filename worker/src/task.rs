@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use retro_engine::meter::resident_bytes;
 use retro_engine::superstep;
-use retro_engine::{DiskIo, Game, SliceId};
+use retro_engine::{DiskIo, Game, Side, SliceId};
 use retro_pipeline::encode_stage;
 use retro_pipeline::stage::{compute_stage, human_bytes, plan_stage, stage_min_memory, Placement};
 use retro_pipeline::steps::{read_message, read_state, write_message, write_state, WrittenFile};
@@ -281,7 +281,7 @@ pub fn run_step(
                     .collect::<Vec<_>>()
                     .par_iter()
                     .map(|f| read_message(&storage, &f.path, f.bytes, &f.checksum))
-                    .collect::<Result<Vec<Vec<u64>>>>()
+                    .collect::<Result<Vec<[Vec<u64>; 2]>>>()
             });
             times.bytes_read += input("message").map(|f| f.bytes).sum::<u64>();
             (None, Some(state), incoming.map_err(damaged)?)
@@ -320,7 +320,11 @@ pub fn run_step(
             (None, None, shards, clock.elapsed())
         }
         (None, Some(state)) => {
-            let slices: Vec<&[u64]> = incoming.iter().map(Vec::as_slice).collect();
+            let slices: Vec<(Side, &[u64])> = incoming
+                .iter()
+                .flat_map(|keys| Side::BOTH.map(|side| (side, &keys[side.index()][..])))
+                .filter(|(_, keys)| !keys.is_empty())
+                .collect();
             let out = pool
                 .install(|| superstep::step(&game, stage, step.slot, step.ply, &state, &slices))?;
             let cpu = out.cpu;
@@ -350,7 +354,7 @@ pub fn run_step(
                 .par_iter()
                 .map(|m| {
                     write_message(&storage, &task.shard_dir, m.ply, m.to, &m.keys)
-                        .map(|f| step_file(f, "message", m.to, m.ply, m.keys.len() as u64))
+                        .map(|f| step_file(f, "message", m.to, m.ply, m.len() as u64))
                 })
                 .collect::<Result<_>>()
         })?;

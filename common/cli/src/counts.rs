@@ -3,7 +3,7 @@
 use crate::tables::{Tables, BLACK_SECTION, BROWN_SECTION};
 use anyhow::Result;
 use rayon::prelude::*;
-use retro_engine::{Game, NON_CANONICAL};
+use retro_engine::{Game, Value};
 use retro_musashi::counts::CountRow;
 
 /// Count rows computed by reading every block of every table (verifying their checksums).
@@ -22,7 +22,7 @@ pub fn count_rows_from_tables(tables: &Tables) -> Result<Vec<CountRow>> {
                 for v in table.read_section(section)? {
                     h[v as usize] += 1;
                 }
-                h[NON_CANONICAL as usize] = 0;
+                h[Value::NON_CANONICAL.0 as usize] = 0;
             }
             Ok((game.slice_parts(slice).0, hist[0], hist[1]))
         })

@@ -1,7 +1,7 @@
 //! Reading a solved output directory: the manifest, and values looked up in slice tables.
 
 use anyhow::{bail, Context, Result};
-use retro_engine::{Game, SliceId, Value, NON_CANONICAL};
+use retro_engine::{Game, SliceId, Value};
 use retro_musashi::{Musashi, Position, Side};
 use retro_pipeline::game_of;
 use retro_store::{Manifest, SliceRecord, SliceTable};
@@ -82,13 +82,13 @@ impl Tables {
     }
 
     /// The stored value of the canonical `(slice, key)` with `side` to move.
-    pub fn stored(&self, slice: SliceId, key: u64, side: Side) -> Result<Value> {
+    pub fn stored(&self, slice: SliceId, key: u64, side: Side) -> Result<u8> {
         let index = self.game.index(slice, key);
         Ok(self.table(slice)?.value(section(side), index)?)
     }
 
     /// The value of any position (its canonical image is looked up).
-    pub fn value(&self, pos: &Position) -> Result<Value> {
+    pub fn value(&self, pos: &Position) -> Result<u8> {
         let k = pos.browns.count_ones() as usize;
         if k > self.game.max_browns() {
             bail!(
@@ -99,7 +99,7 @@ impl Tables {
         }
         let (slice, key, _) = self.game.locate(pos.black, pos.browns);
         let v = self.stored(slice, key, pos.side)?;
-        if v == NON_CANONICAL {
+        if v == Value::NON_CANONICAL.0 {
             bail!(
                 "{}: canonical slot of {} holds the non-canonical marker (damaged table?)",
                 self.dir.display(),

@@ -5,8 +5,8 @@ use crate::tables::{Tables, BLACK_SECTION, BROWN_SECTION};
 use anyhow::{bail, Context, Result};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rayon::prelude::*;
-use retro_engine::recurrence::{attacker_value, defender_value};
-use retro_engine::{Game, NON_CANONICAL};
+use retro_engine::recurrence;
+use retro_engine::{Game, Side as EngineSide, Value};
 use retro_musashi::counts::format_count_table;
 use retro_musashi::{Position, Side};
 use std::path::Path;
@@ -103,15 +103,21 @@ pub fn check_recurrence(tables: &Tables, samples: u64, seed: u64) -> Result<(u64
                     pos.rows(game.board())
                 };
                 if !canonical {
-                    if stored_brown != NON_CANONICAL || stored_black != NON_CANONICAL {
+                    if stored_brown != Value::NON_CANONICAL.0
+                        || stored_black != Value::NON_CANONICAL.0
+                    {
                         problems.push(format!("{}: non-canonical slot holds a value", name()));
                     }
                     continue;
                 }
-                let brown =
-                    attacker_value(game, slice, key, |s, k| tables.stored(s, k, Side::Black))?;
-                let black =
-                    defender_value(game, slice, key, |s, k| tables.stored(s, k, Side::Brown))?;
+                let brown = recurrence::value(game, EngineSide::First, slice, key, |s, k| {
+                    tables.stored(s, k, Side::Black).map(Value)
+                })?
+                .0;
+                let black = recurrence::value(game, EngineSide::Second, slice, key, |s, k| {
+                    tables.stored(s, k, Side::Brown).map(Value)
+                })?
+                .0;
                 checked += 2;
                 if brown != stored_brown {
                     problems.push(format!(

@@ -202,7 +202,10 @@ fn expand(
 ) -> Vec<bool> {
     let n = clocks.slots();
     let mut touched = vec![false; n];
-    let sections: Vec<usize> = sections_of(batch).into_iter().filter(|&s| pick(s)).collect();
+    let sections: Vec<usize> = sections_of(batch)
+        .into_iter()
+        .filter(|&s| pick(s))
+        .collect();
     for group in list.chunks(&sections).chunks(GROUP_CHUNKS) {
         let t = group
             .par_iter()
@@ -552,9 +555,7 @@ fn pull_ply<G: Game>(
     let n = lens.len();
     let tasks: Vec<(usize, usize)> = batch
         .iter()
-        .flat_map(|&s| {
-            (0..final_bits[s][side.index()].len().div_ceil(WORDS)).map(move |c| (s, c))
-        })
+        .flat_map(|&s| (0..final_bits[s][side.index()].len().div_ceil(WORDS)).map(move |c| (s, c)))
         .collect();
     tasks
         .par_iter()

@@ -207,7 +207,9 @@ fn start<G: Game, F: FinalValues>(
                 let v = finals.value(side.other(), to, game.index(to, to_key)).0;
                 match v {
                     0 => cannot_lose = true,
-                    0xFF => problem = Some(format!("a move to {to:?} reaches a non-canonical slot")),
+                    0xFF => {
+                        problem = Some(format!("a move to {to:?} reaches a non-canonical slot"))
+                    }
                     v if v % 2 == 1 => {
                         cannot_lose = true;
                         s.exit_loss = Some(s.exit_loss.map_or(v, |m| m.min(v)));

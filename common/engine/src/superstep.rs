@@ -51,7 +51,10 @@ impl SlotState {
     pub fn zeroed(len: u64) -> SlotState {
         let words = len.div_ceil(64) as usize * 8;
         SlotState {
-            values: [ByteArray::zeroed(len as usize), ByteArray::zeroed(len as usize)],
+            values: [
+                ByteArray::zeroed(len as usize),
+                ByteArray::zeroed(len as usize),
+            ],
             finals: [ByteArray::zeroed(words), ByteArray::zeroed(words)],
         }
     }

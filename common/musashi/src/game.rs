@@ -244,7 +244,11 @@ impl Game for Musashi {
                 let (_, black) = self.slice_parts(slice);
                 let mut visit = visit;
                 self.brown_moves(slice, key, |_, target| {
-                    visit(slice, target, self.ranker.rank(squeeze(target, black as u32)))
+                    visit(
+                        slice,
+                        target,
+                        self.ranker.rank(squeeze(target, black as u32)),
+                    )
                 });
             }
         }

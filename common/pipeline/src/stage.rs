@@ -4,8 +4,8 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::workspace::{batch_reserve, slice_array_bytes};
 use retro_engine::{
-    solve_stage, ByteArray, FinalValues, Game, PlyReport, SliceId, SolvedSlice, StageTimes, Value,
-    Workspace, NON_CANONICAL,
+    solve_stage, ByteArray, FinalValues, Game, PlyReport, Side, SliceId, SolvedSlice, StageTimes,
+    Value, Workspace,
 };
 use retro_musashi::Musashi;
 use retro_store::{SliceRecord, SliceTable, TableWriter};
@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 /// Section names, in order, as written into every table file.
 pub const SECTION_NAMES: [&str; 2] = ["brown to move", "black to move"];
 
-/// Attacker-to-move arrays of finished slices, indexed by slice id: what a stage reads of the
-/// stages it depends on. Shared (`Arc`) so that a driver keeps them for later stages.
+/// Brown-to-move ([`Side::First`]) arrays of finished slices, indexed by slice id: what a
+/// Musashi stage reads of the stages it depends on (only black moves leave a stage). Shared
+/// (`Arc`) so that a driver keeps them for later stages. Games whose two sides both leave
+/// stages need both sections; that waits for the game-agnostic pipeline.
 #[derive(Clone)]
 pub struct Finals(pub Vec<Option<Arc<ByteArray>>>);
 
@@ -55,10 +57,14 @@ impl Finals {
 }
 
 impl FinalValues for Finals {
-    fn attacker_value(&self, slice: SliceId, index: u64) -> Value {
-        self.0[slice.0 as usize]
-            .as_ref()
-            .expect("the driver loads every dependency before solving a stage")[index as usize]
+    fn value(&self, side: Side, slice: SliceId, index: u64) -> Value {
+        assert_eq!(side, Side::First, "only first-side values are loaded");
+        Value(
+            self.0[slice.0 as usize]
+                .as_ref()
+                .expect("the driver loads every dependency before solving a stage")
+                [index as usize],
+        )
     }
 
     fn release(&self) {
@@ -141,7 +147,13 @@ pub fn compute_stage(
         cost.written += table.bytes;
     }
     let finals = match placement {
-        Placement::InMemory => solved.into_iter().map(|s| (s.slice, s.attacker)).collect(),
+        Placement::InMemory => solved
+            .into_iter()
+            .map(|s| {
+                let [first, _] = s.values;
+                (s.slice, first)
+            })
+            .collect(),
         Placement::OutOfCore { .. } => Vec::new(),
     };
     Ok(StageOutput {
@@ -182,25 +194,25 @@ pub fn encode_stage(
             let bytes = TableWriter::encode(
                 &name,
                 &[
-                    (SECTION_NAMES[0], &s.attacker[..]),
-                    (SECTION_NAMES[1], &s.defender[..]),
+                    (SECTION_NAMES[0], &s.values[0][..]),
+                    (SECTION_NAMES[1], &s.values[1][..]),
                 ],
                 level,
             );
-            let histograms = [&s.attacker[..], &s.defender[..]]
+            let histograms = [&s.values[0][..], &s.values[1][..]]
                 .iter()
                 .map(|values| histogram(values))
                 .collect();
             // Out of core, each slice is read once here: drop its pages afterwards.
-            s.attacker.release();
-            s.defender.release();
+            s.values[0].release();
+            s.values[1].release();
             let encoded = EncodedSlice {
                 record: SliceRecord {
                     id: s.slice.0,
                     stage,
                     name,
                     file: table_file_name(game, s.slice),
-                    positions: s.attacker.len() as u64,
+                    positions: s.values[0].len() as u64,
                     bytes: bytes.len() as u64,
                     checksum: format!("{:016x}", retro_store::checksum(&bytes)),
                     histograms,
@@ -220,7 +232,7 @@ fn histogram(values: &[u8]) -> BTreeMap<u8, u64> {
         counts[v as usize] += 1;
     }
     (0..=255u8)
-        .filter(|&v| v != NON_CANONICAL && counts[v as usize] > 0)
+        .filter(|&v| v != Value::NON_CANONICAL.0 && counts[v as usize] > 0)
         .map(|v| (v, counts[v as usize]))
         .collect()
 }

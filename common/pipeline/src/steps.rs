@@ -111,26 +111,44 @@ pub fn write_message(
     dir: &str,
     ply: u32,
     to: u32,
-    keys: &[u64],
+    keys: &[Vec<u64>; 2],
 ) -> Result<WrittenFile> {
     let label = format!("ply {ply} to slot {to}");
-    let bytes = TableWriter::encode(&label, &[("keys", &encode_keys(keys))], 1);
+    let bytes = TableWriter::encode(
+        &label,
+        &[
+            (MESSAGE_SECTIONS[0], &encode_keys(&keys[0])),
+            (MESSAGE_SECTIONS[1], &encode_keys(&keys[1])),
+        ],
+        1,
+    );
     put(storage, format!("{dir}/ply{ply:03}-to{to:02}.msg"), &bytes)
 }
 
-/// Reads a message file's keys, checking the file as [`read_state`] does.
+/// The sections of a message file: the keys addressed to positions with the first and with
+/// the second side to move.
+pub const MESSAGE_SECTIONS: [&str; 2] = ["keys first", "keys second"];
+
+/// Reads a message file's keys (per side to move), checking the file as [`read_state`] does.
 pub fn read_message(
     storage: &dyn Storage,
     path: &str,
     bytes: u64,
     checksum: &str,
-) -> Result<Vec<u64>> {
+) -> Result<[Vec<u64>; 2]> {
     verify(storage, path, bytes, checksum)?;
     let table = storage.open_table(path)?;
-    let raw = table
-        .read_section(0)
-        .with_context(|| storage.describe(path))?;
-    decode_keys(&raw).with_context(|| format!("{}: damaged keys", storage.describe(path)))
+    let names = table.section_names();
+    if names != MESSAGE_SECTIONS {
+        bail!("{}: not a message ({names:?})", storage.describe(path));
+    }
+    let read = |i: usize| {
+        let raw = table
+            .read_section(i)
+            .with_context(|| storage.describe(path))?;
+        decode_keys(&raw).with_context(|| format!("{}: damaged keys", storage.describe(path)))
+    };
+    Ok([read(0)?, read(1)?])
 }
 
 /// Sorted keys as LEB128 varints of their differences (the first from zero).
@@ -197,7 +215,7 @@ mod tests {
     fn damaged_step_files_are_reported_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let storage = LocalStorage::new(dir.path());
-        let keys: Vec<u64> = (0..10_000).map(|k| k * 3).collect();
+        let keys = [(0..10_000).map(|k| k * 3).collect(), vec![7, 9]];
         let f = write_message(&storage, "steps/stage01/x", 3, 2, &keys).unwrap();
         assert_eq!(
             read_message(&storage, &f.path, f.bytes, &f.checksum).unwrap(),

@@ -1,0 +1,175 @@
+//! Ring hop solved by every engine driver, checked position by position against a brute-force
+//! solver written here from the rules alone.
+//!
+//! The brute force knows nothing of stages, slices, symmetry, frontiers or counters: it lists
+//! every raw position (white cells, black cells, side to move), and iterates the win/draw/loss
+//! recurrence synchronously from "everything is a draw" until nothing changes. After round `t`
+//! exactly the positions of value at most `t` have their value, so the fixpoint is the table.
+
+use retro_engine::superstep::solve_stage_by_steps;
+use retro_engine::{
+    solve_stage, FinalValues, Game, Outcome, Side, SliceId, SolvedSlice, Stage, Value, Workspace,
+};
+use retro_toys::RingHop;
+use std::collections::HashMap;
+
+/// A raw position: white cells, black cells, side to move.
+type Raw = (u64, u64, Side);
+
+/// The value of every raw position of ring hop on `n` cells with up to `max` tokens a side.
+fn brute_force(n: u32, max: u32) -> HashMap<Raw, u8> {
+    let mut positions = Vec::new();
+    for white in 0u64..1 << n {
+        for black in 0u64..1 << n {
+            if white & black == 0 && white.count_ones() <= max && black.count_ones() <= max {
+                for side in Side::BOTH {
+                    positions.push((white, black, side));
+                }
+            }
+        }
+    }
+    let index: HashMap<Raw, usize> = positions.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let successors: Vec<Vec<usize>> = positions
+        .iter()
+        .map(|&(white, black, side)| {
+            // The rules, restated: step to an adjacent empty cell, or jump an adjacent enemy
+            // token to the empty cell beyond, capturing it.
+            let (own, other) = match side {
+                Side::First => (white, black),
+                Side::Second => (black, white),
+            };
+            let mut next = Vec::new();
+            for from in (0..n).filter(|&c| own >> c & 1 == 1) {
+                for to in [(from + 1) % n, (from + n - 1) % n] {
+                    let beyond = (2 * to + n - from) % n;
+                    let (own2, other2) = if (own | other) >> to & 1 == 0 {
+                        (own ^ 1 << from ^ 1 << to, other)
+                    } else if other >> to & 1 == 1 && (own | other) >> beyond & 1 == 0 {
+                        (own ^ 1 << from ^ 1 << beyond, other ^ 1 << to)
+                    } else {
+                        continue;
+                    };
+                    let raw = match side {
+                        Side::First => (own2, other2, Side::Second),
+                        Side::Second => (other2, own2, Side::First),
+                    };
+                    next.push(index[&raw]);
+                }
+            }
+            next
+        })
+        .collect();
+    let mut value = vec![0u8; positions.len()];
+    loop {
+        let next: Vec<u8> = successors
+            .iter()
+            .map(|succ| {
+                if succ.is_empty() {
+                    return 1;
+                }
+                let vals = succ.iter().map(|&q| value[q]);
+                let fastest_loss = vals.clone().filter(|v| v % 2 == 1).min();
+                match fastest_loss {
+                    Some(v) => v + 1,
+                    None if vals.clone().all(|v| v != 0) => 1 + vals.max().unwrap(),
+                    None => 0,
+                }
+            })
+            .collect();
+        if next == value {
+            return positions.into_iter().zip(value).collect();
+        }
+        value = next;
+    }
+}
+
+/// Final values of solved slices, both sides to move.
+struct Finals(HashMap<SliceId, [Vec<u8>; 2]>);
+
+impl FinalValues for Finals {
+    fn value(&self, side: Side, slice: SliceId, index: u64) -> Value {
+        Value(self.0[&slice][side.index()][index as usize])
+    }
+}
+
+/// Solves every stage with `solve` and compares every raw position with the brute force.
+fn check(
+    game: &RingHop,
+    expected: &HashMap<Raw, u8>,
+    driver: &str,
+    solve: &dyn Fn(&RingHop, &Stage, &Finals) -> Vec<SolvedSlice>,
+) {
+    let mut finals = Finals(HashMap::new());
+    for stage in game.stages() {
+        for s in solve(game, &stage, &finals) {
+            finals
+                .0
+                .insert(s.slice, [s.values[0].to_vec(), s.values[1].to_vec()]);
+        }
+    }
+    for (&(white, black, side), &want) in expected {
+        let (slice, key) = game.locate(RingHop::key_of(white, black));
+        let have = finals.0[&slice][side.index()][game.index(slice, key) as usize];
+        assert_eq!(
+            have,
+            want,
+            "white {white:#b} black {black:#b} {side:?} to move ({driver}, {} cells)",
+            game.cells()
+        );
+    }
+    // Every non-canonical slot is marked, every canonical one holds a value.
+    for (&slice, [first, second]) in &finals.0 {
+        for index in 0..game.slice_len(slice) {
+            let canonical = game.is_canonical(slice, game.key(slice, index));
+            for v in [first[index as usize], second[index as usize]] {
+                assert_eq!(v == Value::NON_CANONICAL.0, !canonical, "{driver}");
+            }
+        }
+    }
+}
+
+/// Every driver: the stage kernel in memory and out of core (window 0: every array
+/// file-backed, every list spilled), and the superstep kernel.
+fn every_driver(n: u32, max: u32) {
+    let expected = brute_force(n, max);
+    // The game is not degenerate: wins, losses and draws all occur.
+    let outcomes: Vec<Outcome> = expected
+        .values()
+        .map(|&v| Value(v).outcome().unwrap())
+        .collect();
+    assert!(outcomes.iter().any(|o| matches!(o, Outcome::Win { .. })));
+    assert!(outcomes
+        .iter()
+        .any(|o| matches!(o, Outcome::Loss { plies } if *plies > 0)));
+    assert!(outcomes.contains(&Outcome::Draw));
+    let game = RingHop::new(n, max).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    for space in [
+        Workspace::in_memory(),
+        Workspace::out_of_core(scratch.path().into(), 0),
+    ] {
+        check(&game, &expected, &format!("{space:?}"), &|g, stage, f| {
+            solve_stage(g, stage, f, &space, |_| {}).unwrap().0
+        });
+    }
+    check(&game, &expected, "supersteps", &|g, stage, f| {
+        solve_stage_by_steps(g, stage, f).unwrap()
+    });
+}
+
+#[test]
+fn ring_of_seven_every_position() {
+    every_driver(7, 3);
+}
+
+#[test]
+fn ring_of_ten_every_position() {
+    every_driver(10, 3);
+}
+
+#[test]
+fn bad_rings_are_refused() {
+    assert!(RingHop::new(2, 1).is_err());
+    assert!(RingHop::new(17, 1).is_err());
+    assert!(RingHop::new(5, 3).is_err());
+}
