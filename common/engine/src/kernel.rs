@@ -20,9 +20,11 @@
 
 use crate::atomic::ByteArray;
 use crate::frontier::{Frontier, SlotLists};
-use crate::game::{Game, Move, Side, SliceId, Stage};
+use crate::game::{Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
-use crate::rules::{apply, finish_section, for_each_target, Section, Seeds, SideRoles, Sweep};
+use crate::rules::{
+    any_move, apply, finish_section, for_each_target_of, Section, Seeds, SideRoles, Sweep,
+};
 use crate::value::Value;
 use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
 use arrayvec::ArrayVec;
@@ -117,7 +119,7 @@ fn section_of(slot: u32, side: Side) -> usize {
 /// The slot and side of a section list index.
 #[inline(always)]
 fn slot_side(section: usize) -> (usize, Side) {
-    let side = if section % 2 == 0 {
+    let side = if section.is_multiple_of(2) {
         Side::First
     } else {
         Side::Second
@@ -271,11 +273,17 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         .iter()
         .map(|[a, b]| [a.atomic_words(), b.atomic_words()])
         .collect();
-    let section = |slot: usize, side: Side| Section {
-        values: values[slot][side.index()],
-        finals: final_bits[slot][side.index()],
-        claimable: roles.claimable[side.index()],
-    };
+    // Every section's arrays, by section list index, so that a target costs one lookup.
+    let sections: Vec<Section> = (0..n)
+        .flat_map(|slot| {
+            Side::BOTH.map(|side| Section {
+                values: values[slot][side.index()],
+                finals: final_bits[slot][side.index()],
+                claimable: roles.claimable[side.index()],
+            })
+        })
+        .collect();
+    let section = |slot: usize, side: Side| sections[2 * slot + side.index()];
     let contract = |what: String| KernelError::Contract {
         stage: stage.name.clone(),
         what,
@@ -320,13 +328,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                             lost.push(section_of(s, side), keys);
                         }
                     }
-                    seeds.exits.sort_unstable();
-                    for run in seeds.exits.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-                        let (ply, side, _) = run[0];
+                    for ((ply, side), keys) in seeds.exits {
                         scheduled[ply as usize]
                             .lock()
                             .expect("frontier lock")
-                            .push(section_of(s, side), run.iter().map(|e| e.2).collect());
+                            .push(section_of(s, side), keys);
                     }
                     (seeds.canonical, seeds.error)
                 })
@@ -393,29 +399,27 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 |sec, chunk| {
                     let (slot, side) = slot_side(sec);
                     let slice = stage.slices[slot];
-                    let target = side.other();
                     let mut out = SlotLists::new(lists, n);
                     let mut scratch = ArrayVec::new();
-                    for &key in chunk {
-                        for_each_target(
-                            game,
-                            &slot_of,
-                            ply,
-                            side,
-                            slice,
-                            key,
-                            &mut scratch,
-                            |t, t_key, i| {
-                                out.touch(t);
-                                // Most targets are already final late in a stage; the bitmap
-                                // answers that from cache, and only a first visit touches the
-                                // value array.
-                                if apply(section(t as usize, target), i as usize, ply) {
-                                    out.push(section_of(t, target), t_key);
-                                }
-                            },
-                        );
-                    }
+                    let target = side.other();
+                    for_each_target_of(
+                        game,
+                        &slot_of,
+                        ply,
+                        side,
+                        slice,
+                        chunk,
+                        &mut scratch,
+                        &mut |t, t_key, i| {
+                            out.touch(t);
+                            // Most targets are already final late in a stage; the bitmap
+                            // answers that from cache, and only a first visit touches the
+                            // value array.
+                            if apply(section(t as usize, target), i as usize, ply) {
+                                out.push(section_of(t, target), t_key);
+                            }
+                        },
+                    );
                     let touched = std::mem::take(&mut out.touched);
                     sink.lock().expect("frontier lock").absorb(out);
                     touched
@@ -454,20 +458,22 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     &sink,
                     &clocks,
                     |s, key, i, out| {
-                        let mut found = false;
-                        game.moves(side, stage.slices[s as usize], key, |mv| {
-                            if let Move::InStage(to, to_key) = mv {
+                        let found = any_move(
+                            game,
+                            side,
+                            stage.slices[s as usize],
+                            key,
+                            &mut |to, to_key| {
                                 let t = slot_of[to.0 as usize];
                                 out.touch(t);
                                 let ti = game.index(to, to_key) as usize;
                                 let target = section(t as usize, side.other());
-                                found = found
-                                    || (target.is_final(ti)
-                                        && u32::from(target.values[ti].load(Relaxed)) == ply);
-                            }
-                        });
+                                target.is_final(ti)
+                                    && u32::from(target.values[ti].load(Relaxed)) == ply
+                            },
+                        );
                         if found {
-                            values[s as usize][side.index()][i as usize]
+                            section(s as usize, side).values[i as usize]
                                 .store((ply + 1) as u8, Relaxed);
                         }
                         found

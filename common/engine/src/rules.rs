@@ -33,6 +33,18 @@ use arrayvec::ArrayVec;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
+/// The side a const generic parameter names: the hot loops are compiled once per side, so that
+/// a game's `match side` in its move generators folds away (a runtime side would leave both
+/// generators in the loop and the kernel's closures out of line).
+#[inline(always)]
+pub(crate) const fn side_of(first: bool) -> Side {
+    if first {
+        Side::First
+    } else {
+        Side::Second
+    }
+}
+
 /// What the kernel must do for each side, derived once from [`Game::can_win`] and
 /// [`Game::leaves_stage`].
 #[derive(Clone, Copy, Debug)]
@@ -111,7 +123,7 @@ pub(crate) fn decrement(section: Section, i: usize, value: u8) -> bool {
 
 /// Applies to position `i` of `section` what ply `ply` sends it: a claim (odd ply) or a
 /// decrement (even ply). True if the position became final with value `ply + 1`.
-#[inline]
+#[inline(always)]
 pub(crate) fn apply(section: Section, i: usize, ply: u32) -> bool {
     let value = (ply + 1) as u8;
     if ply % 2 == 1 {
@@ -129,18 +141,17 @@ pub(crate) fn apply(section: Section, i: usize, ply: u32) -> bool {
 /// the position `(side, slice, key)` of value `ply`: its predecessors in the stage (with the
 /// other side to move), each once when the ply decrements. `slot_of` maps slice ids to slots
 /// (`u32::MAX` outside the stage); `scratch` is reused between calls.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-pub(crate) fn for_each_target<G: Game>(
+#[inline(always)]
+pub(crate) fn for_each_target<G: Game, const FIRST: bool>(
     game: &G,
     slot_of: &[u32],
     ply: u32,
-    side: Side,
     slice: SliceId,
     key: u64,
     scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
     mut visit: impl FnMut(u32, u64, u64),
 ) {
+    let side = side_of(FIRST);
     if ply % 2 == 1 {
         // A claim is idempotent: duplicates cost a bitmap load, not a wrong result.
         game.unmoves(side, slice, key, |to, to_key, i| {
@@ -161,6 +172,64 @@ pub(crate) fn for_each_target<G: Game>(
     }
 }
 
+/// [`for_each_target`] for every key of `keys`, all of side `side` (dispatched once, here).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn for_each_target_of<G: Game>(
+    game: &G,
+    slot_of: &[u32],
+    ply: u32,
+    side: Side,
+    slice: SliceId,
+    keys: &[u64],
+    scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
+    visit: &mut impl FnMut(u32, u64, u64),
+) {
+    match side {
+        Side::First => {
+            for &key in keys {
+                for_each_target::<G, true>(game, slot_of, ply, slice, key, scratch, &mut *visit);
+            }
+        }
+        Side::Second => {
+            for &key in keys {
+                for_each_target::<G, false>(game, slot_of, ply, slice, key, scratch, &mut *visit);
+            }
+        }
+    }
+}
+
+/// Whether some move of `side` from `(slice, key)` stays in the stage and satisfies
+/// `check(slice, key)` (stops at the first): how a pull ply asks "does a successor have the
+/// value of this ply?".
+#[inline]
+pub(crate) fn any_move<G: Game>(
+    game: &G,
+    side: Side,
+    slice: SliceId,
+    key: u64,
+    check: &mut impl FnMut(SliceId, u64) -> bool,
+) -> bool {
+    #[inline(always)]
+    fn any<G: Game, const FIRST: bool>(
+        game: &G,
+        slice: SliceId,
+        key: u64,
+        check: &mut impl FnMut(SliceId, u64) -> bool,
+    ) -> bool {
+        let mut found = false;
+        game.moves(side_of(FIRST), slice, key, |mv| {
+            if let (false, Move::InStage(to, to_key)) = (found, mv) {
+                found = check(to, to_key);
+            }
+        });
+        found
+    }
+    match side {
+        Side::First => any::<G, true>(game, slice, key, check),
+        Side::Second => any::<G, false>(game, slice, key, check),
+    }
+}
+
 /// A position before the first ply, from its moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Start {
@@ -177,15 +246,16 @@ struct Start {
 
 /// Classifies the canonical position `(side, slice, key)`. Fails with a description when the
 /// game breaks a contract of [`Game`].
-fn start<G: Game, F: FinalValues>(
+#[inline(always)]
+fn start<G: Game, F: FinalValues, const FIRST: bool>(
     game: &G,
     slot_of: &[u32],
     finals: &F,
-    side: Side,
     slice: SliceId,
     key: u64,
     scratch: &mut ArrayVec<(u32, u64), MAX_MOVES>,
 ) -> Result<Start, String> {
+    let side = side_of(FIRST);
     scratch.clear();
     let mut s = Start::default();
     let mut cannot_lose = false;
@@ -235,10 +305,21 @@ pub(crate) struct Seeds {
     pub(crate) canonical: u64,
     /// Per side, the positions lost already (no move): the frontier of ply 1.
     pub(crate) lost: [Vec<u64>; 2],
-    /// Scheduled exits: (ply, side, key), a claim on an odd ply, a decrement on an even one.
-    pub(crate) exits: Vec<(u8, Side, u64)>,
+    /// Scheduled exits by (ply, side): a claim on an odd ply, a decrement on an even one. A
+    /// sweep meets few distinct plies, so a short list beats a map or a sort.
+    pub(crate) exits: Vec<((u8, Side), Vec<u64>)>,
     /// The first contract violation met.
     pub(crate) error: Option<String>,
+}
+
+impl Seeds {
+    /// Schedules an exit of `(side, key)` at ply `ply`.
+    fn schedule(&mut self, ply: u8, side: Side, key: u64) {
+        match self.exits.iter_mut().find(|(at, _)| *at == (ply, side)) {
+            Some((_, keys)) => keys.push(key),
+            None => self.exits.push(((ply, side), vec![key])),
+        }
+    }
 }
 
 /// What every sweep of a stage shares: the game, the sides' roles, the slot of each slice and
@@ -275,46 +356,54 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
                 return;
             }
             seeds.canonical += 1;
-            for side in Side::BOTH {
-                if !roles.swept[side.index()] {
-                    continue;
-                }
-                let section = sections[side.index()];
-                let s = match start(
-                    game,
-                    self.slot_of,
-                    self.finals,
-                    side,
-                    slice,
-                    key,
-                    &mut scratch,
-                ) {
-                    Ok(s) => s,
-                    Err(what) => {
-                        seeds.error = Some(what);
-                        return;
-                    }
-                };
-                let counted = roles.counted[side.index()];
-                if !s.moves {
-                    if counted {
-                        section.values[i].store(Value::LOST_NOW.0, Relaxed);
-                        section.set_final(i);
-                        seeds.lost[side.index()].push(key);
-                    }
-                    continue;
-                }
-                if let Some(v) = s.exit_loss {
-                    seeds.exits.push((v, side, key));
-                }
-                if counted && s.counter > 0 {
-                    section.values[i].store(s.counter, Relaxed);
-                    if let Some(v) = s.exit_win {
-                        seeds.exits.push((v, side, key));
-                    }
-                }
+            if roles.swept[0] {
+                self.classify::<true>(slice, key, i, sections[0], &mut scratch, seeds);
+            }
+            if roles.swept[1] {
+                self.classify::<false>(slice, key, i, sections[1], &mut scratch, seeds);
             }
         });
+    }
+
+    /// Classifies the canonical position at index `i` of `slice` (key `key`) with the side
+    /// `FIRST` names to move, in that side's `section`.
+    #[inline(always)]
+    fn classify<const FIRST: bool>(
+        &self,
+        slice: SliceId,
+        key: u64,
+        i: usize,
+        section: Section,
+        scratch: &mut ArrayVec<(u32, u64), MAX_MOVES>,
+        seeds: &mut Seeds,
+    ) {
+        let side = side_of(FIRST);
+        let s =
+            match start::<G, F, FIRST>(self.game, self.slot_of, self.finals, slice, key, scratch) {
+                Ok(s) => s,
+                Err(what) => {
+                    seeds.error = Some(what);
+                    return;
+                }
+            };
+        let counted = self.roles.counted[side.index()];
+        if !s.moves {
+            if counted {
+                section.values[i].store(Value::LOST_NOW.0, Relaxed);
+                section.set_final(i);
+                seeds.lost[side.index()].push(key);
+            }
+            return;
+        }
+        if let Some(v) = s.exit_loss {
+            seeds.schedule(v, side, key);
+        }
+        if counted && s.counter > 0 {
+            section.values[i].store(s.counter, Relaxed);
+            if let Some(v) = s.exit_win {
+                seeds.schedule(v, side, key);
+            }
+        }
     }
 }
 

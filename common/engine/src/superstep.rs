@@ -25,7 +25,7 @@ use crate::atomic::ByteArray;
 use crate::game::{Game, Side, Stage};
 use crate::kernel::{FinalValues, KernelError, SolvedSlice, MAX_MOVES};
 use crate::meter::SlotClocks;
-use crate::rules::{apply, finish_section, for_each_target, Section, Seeds, SideRoles, Sweep};
+use crate::rules::{apply, finish_section, for_each_target_of, Section, Seeds, SideRoles, Sweep};
 use crate::value::Value;
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
@@ -208,14 +208,18 @@ pub fn first_step<G: Game, F: FinalValues>(
         exits.extend(s.exits);
     }
     out.resolved = (frontier[0].len() + frontier[1].len()) as u64;
-    exits.sort_unstable();
-    for run in exits.chunk_by(|a, b| a.0 == b.0) {
+    exits.sort_unstable_by_key(|&((ply, side), _)| (ply, side));
+    for run in exits.chunk_by(|a, b| a.0 .0 == b.0 .0) {
         let mut keys: [Vec<u64>; 2] = Default::default();
-        for &(_, side, key) in run {
-            keys[side.index()].push(key);
+        for ((_, side), k) in run {
+            keys[side.index()].extend(k);
+        }
+        for k in &mut keys {
+            // Sorted, as every message is (its file stores key differences).
+            k.sort_unstable();
         }
         out.messages.push(Message {
-            ply: u32::from(run[0].0),
+            ply: u32::from(run[0].0 .0),
             to: slot,
             keys,
         });
@@ -320,18 +324,16 @@ fn expand<G: Game>(
                 let mut out = empty();
                 let target = side.other().index();
                 let mut scratch = ArrayVec::<(u32, u64, u64), MAX_MOVES>::new();
-                for &key in chunk {
-                    for_each_target(
-                        game,
-                        slot_of,
-                        ply,
-                        side,
-                        slice,
-                        key,
-                        &mut scratch,
-                        |t, to_key, _| out[t.min(n as u32) as usize][target].push(to_key),
-                    );
-                }
+                for_each_target_of(
+                    game,
+                    slot_of,
+                    ply,
+                    side,
+                    slice,
+                    chunk,
+                    &mut scratch,
+                    &mut |t, to_key, _| out[t.min(n as u32) as usize][target].push(to_key),
+                );
                 out
             })
         })
