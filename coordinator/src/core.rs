@@ -16,7 +16,7 @@ use retro_pipeline::stage::{
 };
 use retro_pipeline::steps::stage_steps_dir;
 use retro_pipeline::storage::Storage;
-use retro_pipeline::{definition, game_from_definition, job_dir, LocalStorage};
+use retro_pipeline::{definition, game_from_definition, grows_into, job_dir, LocalStorage};
 use retro_proto as pb;
 use retro_store::SliceRecord;
 use std::collections::{BTreeMap, HashMap};
@@ -324,7 +324,33 @@ impl Core {
     pub fn ensure_embedded_job(&mut self, game: &Musashi, level: i32) -> Result<u64> {
         let rows = self.db.read().jobs()?;
         if let Some(row) = rows.iter().find(|r| r.dir == ".") {
-            if row.definition != definition(game) {
+            let wanted = definition(game);
+            if row.definition != wanted && grows_into(&row.definition, &wanted) {
+                // A larger solve of the same board: the old job steps aside (it keeps its
+                // history, no longer the directory), and the new one adopts its finished stages.
+                let old = row.id;
+                self.jobs.remove(&old);
+                self.db.transaction(|tx| {
+                    tx.set_job_dir(old, "")?;
+                    tx.event(
+                        Some(old),
+                        None,
+                        None,
+                        None,
+                        "grown",
+                        "a larger solve took over",
+                    )
+                })?;
+                self.db
+                    .read()
+                    .set_job_state(old, "cancelled", "grown into a larger solve")?;
+                info!(
+                    job = old,
+                    "growing the embedded solve: finished stages are adopted"
+                );
+                return self.create_job(game, level, Some("."));
+            }
+            if row.definition != wanted {
                 anyhow::bail!(
                     "{}: holds a different solve ({} on {}, max browns {}); choose another --out",
                     self.config.data.display(),

@@ -114,6 +114,15 @@ pub trait Game: Sync {
         true
     }
 
+    /// Whether [`Game::unmoves`] is implemented. A game whose predecessors are hard to compute
+    /// (relay sowing) says no: the stage kernel then finds each ply's new values by
+    /// re-evaluating the successors of the open positions (pull) instead of un-moving the
+    /// frontier (push) — more work per ply, the same values — and its stages cannot be split
+    /// into supersteps (a step sees only its own slice). Default: yes.
+    fn has_unmoves(&self) -> bool {
+        true
+    }
+
     /// Every move of `side` from the position `(slice, key)` with `side` to move; none means
     /// `side` has lost (or drawn, if its opponent cannot win).
     fn moves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(Move));
@@ -122,6 +131,6 @@ pub trait Game: Sync {
     /// position `(slice, key)` with `side` to move, as `visit(slice, key, index)`: the game
     /// computes the index, which it can do faster than a separate [`Game::index`] call because
     /// it knows the target slice. Moves that leave a stage are never un-made: they come from
-    /// later stages.
+    /// later stages. Never called when [`Game::has_unmoves`] is false.
     fn unmoves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
 }

@@ -23,7 +23,8 @@ use crate::frontier::{Frontier, SlotLists};
 use crate::game::{Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::rules::{
-    any_move, apply, finish_section, for_each_target_of, Section, Seeds, SideRoles, Sweep,
+    any_move, apply, count_moves, finish_section, for_each_target_of, Section, Seeds, SideRoles,
+    Sweep,
 };
 use crate::value::Value;
 use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
@@ -238,6 +239,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
 ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
     let clock = Instant::now();
     let roles = SideRoles::of(game);
+    let push = game.has_unmoves();
     let mut slot_of = vec![u32::MAX; game.slice_count()];
     for (slot, slice) in stage.slices.iter().enumerate() {
         slot_of[slice.0 as usize] = slot as u32;
@@ -382,10 +384,16 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         // Late in a stage a claim ply's frontier can be far larger than the set of positions
         // of the claimed side still open: then those positions pull (check their successors
         // for one of value `ply`) instead of the frontier pushing.
+        //
+        // A game without un-moves always pulls, in count plies too: each open position counts
+        // its successors of value `ply` and takes that many off its counter.
         let pull = Side::BOTH.map(|t| {
-            claims
-                && roles.claimable[t.index()]
-                && open[t.index()] < frontier.len_where(of_side(t.other()))
+            let sent = frontier.len_where(of_side(t.other()));
+            if claims {
+                roles.claimable[t.index()] && (!push || open[t.index()] < sent)
+            } else {
+                !push && roles.counted[t.index()] && sent > 0
+            }
         });
         let sink = Mutex::new(Frontier::new(lists, space));
         for batch in &batches {
@@ -458,25 +466,36 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     &sink,
                     &clocks,
                     |s, key, i, out| {
-                        let found = any_move(
-                            game,
-                            side,
-                            stage.slices[s as usize],
-                            key,
-                            &mut |to, to_key| {
-                                let t = slot_of[to.0 as usize];
-                                out.touch(t);
-                                let ti = game.index(to, to_key) as usize;
-                                let target = section(t as usize, side.other());
-                                target.is_final(ti)
-                                    && u32::from(target.values[ti].load(Relaxed)) == ply
-                            },
-                        );
-                        if found {
-                            section(s as usize, side).values[i as usize]
-                                .store((ply + 1) as u8, Relaxed);
+                        let slice = stage.slices[s as usize];
+                        let own = section(s as usize, side);
+                        let mut has_ply_value = |to: SliceId, to_key: u64| {
+                            let t = slot_of[to.0 as usize];
+                            out.touch(t);
+                            let ti = game.index(to, to_key) as usize;
+                            let target = section(t as usize, side.other());
+                            target.is_final(ti) && u32::from(target.values[ti].load(Relaxed)) == ply
+                        };
+                        let value = (ply + 1) as u8;
+                        if claims {
+                            let found = any_move(game, side, slice, key, &mut has_ply_value);
+                            if found {
+                                own.values[i as usize].store(value, Relaxed);
+                            }
+                            return found;
                         }
-                        found
+                        // Only this task touches the position in this phase of the ply.
+                        let cell = &own.values[i as usize];
+                        let counter = u32::from(cell.load(Relaxed));
+                        if counter == 0 {
+                            return false; // cannot lose
+                        }
+                        let won = count_moves(game, side, slice, key, &mut has_ply_value);
+                        if won >= counter {
+                            cell.store(value, Relaxed);
+                            return true;
+                        }
+                        cell.store((counter - won) as u8, Relaxed);
+                        false
                     },
                 );
                 touched = touched_union(touched, pulled);

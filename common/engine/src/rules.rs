@@ -230,6 +230,32 @@ pub(crate) fn any_move<G: Game>(
     }
 }
 
+/// How many distinct moves of `side` from `(slice, key)` stay in the stage and satisfy
+/// `check(slice, key)`: how a pull ply of a game without un-moves asks "how many successors
+/// got the value of this ply?" (each is one decrement).
+#[inline]
+pub(crate) fn count_moves<G: Game>(
+    game: &G,
+    side: Side,
+    slice: SliceId,
+    key: u64,
+    check: &mut impl FnMut(SliceId, u64) -> bool,
+) -> u32 {
+    let mut seen: ArrayVec<(SliceId, u64), MAX_MOVES> = ArrayVec::new();
+    game.moves(side, slice, key, |mv| {
+        if let Move::InStage(to, to_key) = mv {
+            if !seen.contains(&(to, to_key)) {
+                // The game's contract bounds moves per position by MAX_MOVES.
+                seen.try_push((to, to_key))
+                    .expect("at most MAX_MOVES moves");
+            }
+        }
+    });
+    seen.iter()
+        .filter(|&&(to, to_key)| check(to, to_key))
+        .count() as u32
+}
+
 /// A position before the first ply, from its moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Start {

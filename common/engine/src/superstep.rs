@@ -165,6 +165,14 @@ pub fn first_step<G: Game, F: FinalValues>(
     slot: u32,
     finals: &F,
 ) -> Result<(SlotState, StepOutput), KernelError> {
+    if !game.has_unmoves() {
+        return Err(KernelError::Contract {
+            stage: stage.name.clone(),
+            what: "the game has no un-moves, so its stages cannot be solved in supersteps (a \
+                   step sees only its own slice); solve them whole"
+                .into(),
+        });
+    }
     let roles = SideRoles::of(game);
     let slot_of = slots_of(game, stage);
     let slice = stage.slices[slot as usize];

@@ -21,11 +21,26 @@ pub fn definition(game: &Musashi) -> serde_json::Value {
     })
 }
 
+/// Whether a solve of definition `old` is a finished part of a solve of `new`: the same board
+/// file, and `new` allows at least as many browns. Musashi's stages and slices do not depend on
+/// the brown limit (a stage reads only stages with fewer browns), so the finished stages of
+/// `old` are finished stages of `new`, byte for byte.
+pub fn grows_into(old: &serde_json::Value, new: &serde_json::Value) -> bool {
+    old["board_file"] == new["board_file"]
+        && old["board_file"].is_string()
+        && matches!(
+            (old["max_browns"].as_u64(), new["max_browns"].as_u64()),
+            (Some(a), Some(b)) if a <= b
+        )
+}
+
 /// Rebuilds the game of `name` from its recorded definition.
 pub fn game_from_definition(name: &str, definition: &serde_json::Value) -> Result<Musashi> {
     if name != MUSASHI {
         bail!("game '{name}' is not known to this build");
     }
+    // (The brown limit below is checked against the board; a definition from a manifest or a
+    // submission is untrusted input.)
     let source = definition["board_file"]
         .as_str()
         .context("definition has no board file")?;

@@ -6,7 +6,8 @@
 //! recorded table against its checksum (a damaged or missing file is named and its stage solved
 //! again).
 
-use crate::definition::{definition, MUSASHI};
+use crate::definition::{definition, grows_into, MUSASHI};
+use crate::COUNTS_FILE;
 use anyhow::{bail, Context, Result};
 use retro_engine::Game;
 use retro_musashi::Musashi;
@@ -14,7 +15,7 @@ use retro_store::manifest::FORMAT;
 use retro_store::table::file_checksum;
 use retro_store::Manifest;
 use std::path::Path;
-use tracing::warn;
+use tracing::{info, warn};
 
 /// The manifest of a job that has finished nothing yet.
 pub fn fresh_manifest(game: &Musashi) -> Manifest {
@@ -29,7 +30,9 @@ pub fn fresh_manifest(game: &Musashi) -> Manifest {
 }
 
 /// Prepares `dir` for solving `game`: creates it, or checks that it holds a solve of the same
-/// definition (and removes temporaries a killed writer left). Returns its manifest.
+/// definition, or a smaller solve that this one grows (see
+/// [`grows_into`](crate::definition::grows_into)), and removes temporaries a killed writer
+/// left. Returns its manifest.
 ///
 /// `own_files` are names the caller itself keeps in the directory (the coordinator's database):
 /// they do not make a directory without a manifest "foreign".
@@ -49,6 +52,28 @@ pub fn prepare(dir: &Path, game: &Musashi, own_files: &[&str]) -> Result<Manifes
     match Manifest::load(dir)? {
         Some(m) if m.game == fresh.game && m.definition == fresh.definition => {
             remove_stale_temporaries(dir)?;
+            Ok(m)
+        }
+        Some(mut m) if m.game == fresh.game && grows_into(&m.definition, &fresh.definition) => {
+            // A larger solve of the same board: its finished stages are ours. The manifest
+            // takes the new definition first (a solve killed after this resumes the larger
+            // solve), and the count table of the smaller one goes (written again at the end).
+            remove_stale_temporaries(dir)?;
+            info!(
+                "{}: growing the solve from max browns {} to {}; finished stages are kept",
+                dir.display(),
+                m.definition["max_browns"],
+                fresh.definition["max_browns"]
+            );
+            m.definition = fresh.definition;
+            m.stages = fresh.stages;
+            m.complete = false;
+            m.save(dir)?;
+            let counts = dir.join(COUNTS_FILE);
+            if counts.exists() {
+                std::fs::remove_file(&counts)
+                    .with_context(|| format!("cannot remove {}", counts.display()))?;
+            }
             Ok(m)
         }
         Some(m) => bail!(

@@ -20,7 +20,7 @@ pub mod stage;
 pub mod steps;
 pub mod storage;
 
-pub use definition::{definition, game_from_definition, game_of};
+pub use definition::{definition, game_from_definition, game_of, grows_into};
 pub use stage::{encode_stage, EncodedSlice, Finals};
 pub use storage::{LocalStorage, Storage};
 

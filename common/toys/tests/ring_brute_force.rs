@@ -157,6 +157,81 @@ fn every_driver(n: u32, max: u32) {
     });
 }
 
+/// Ring hop as a game that does not tell its un-moves (as relay-sowing games will not): the
+/// stage kernel must then pull in every ply.
+struct WithoutUnmoves(RingHop);
+
+impl Game for WithoutUnmoves {
+    fn stages(&self) -> Vec<Stage> {
+        self.0.stages()
+    }
+    fn slice_count(&self) -> usize {
+        self.0.slice_count()
+    }
+    fn slice_len(&self, slice: SliceId) -> u64 {
+        self.0.slice_len(slice)
+    }
+    fn slice_name(&self, slice: SliceId) -> String {
+        self.0.slice_name(slice)
+    }
+    fn for_each_key(
+        &self,
+        slice: SliceId,
+        range: std::ops::Range<u64>,
+        visit: impl FnMut(u64, u64),
+    ) {
+        self.0.for_each_key(slice, range, visit)
+    }
+    fn index(&self, slice: SliceId, key: u64) -> u64 {
+        self.0.index(slice, key)
+    }
+    fn key(&self, slice: SliceId, index: u64) -> u64 {
+        self.0.key(slice, index)
+    }
+    fn is_canonical(&self, slice: SliceId, key: u64) -> bool {
+        self.0.is_canonical(slice, key)
+    }
+    fn has_unmoves(&self) -> bool {
+        false
+    }
+    fn moves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(retro_engine::Move)) {
+        self.0.moves(side, slice, key, visit)
+    }
+    fn unmoves(&self, _: Side, _: SliceId, _: u64, _: impl FnMut(SliceId, u64, u64)) {
+        panic!("the kernel asked for un-moves of a game without them");
+    }
+}
+
+#[test]
+fn a_game_without_unmoves_is_solved_by_pulling() {
+    let expected = brute_force(8, 3);
+    let game = WithoutUnmoves(RingHop::new(8, 3).unwrap());
+    let scratch = tempfile::tempdir().unwrap();
+    for space in [
+        Workspace::in_memory(),
+        Workspace::out_of_core(scratch.path().into(), 0),
+    ] {
+        let mut finals = Finals(HashMap::new());
+        for stage in game.stages() {
+            let (solved, _) = solve_stage(&game, &stage, &finals, &space, |_| {}).unwrap();
+            for s in solved {
+                finals
+                    .0
+                    .insert(s.slice, [s.values[0].to_vec(), s.values[1].to_vec()]);
+            }
+        }
+        for (&(white, black, side), &want) in &expected {
+            let (slice, key) = game.0.locate(RingHop::key_of(white, black));
+            let have = finals.0[&slice][side.index()][game.index(slice, key) as usize];
+            assert_eq!(have, want, "{white:#b} {black:#b} {side:?} ({space:?})");
+        }
+    }
+    // A step sees one slice only: without un-moves a stage cannot be split.
+    let stage = &game.stages()[4];
+    let e = solve_stage_by_steps(&game, stage, &Finals(HashMap::new())).unwrap_err();
+    assert!(e.to_string().contains("no un-moves"), "{e}");
+}
+
 #[test]
 fn ring_of_seven_every_position() {
     every_driver(7, 3);
