@@ -57,6 +57,10 @@ pub enum Move {
     InStage(SliceId, u64),
     /// To a position of an earlier stage, whose values are final (canonical slice and key).
     Final(SliceId, u64),
+    /// To a position whose value (with the other side to move) the game knows without a table:
+    /// `Value::LOST_NOW` for a move that wins at once, `Value::DRAW` for one that ends the game
+    /// drawn. Also how [`crate::margin`] hands the kernel a capture's outcome at a threshold.
+    Known(crate::value::Value),
 }
 
 /// A two-player game as the retrograde engine sees it.
@@ -73,8 +77,8 @@ pub enum Move {
 /// The kernel relies on these contracts:
 ///
 /// * moves of a side for which [`Game::leaves_stage`] is false never leave the stage;
-/// * a move either stays in the stage or leads to an earlier stage (one in the stage's
-///   `depends_on`);
+/// * a move either stays in the stage, leads to an earlier stage (one in the stage's
+///   `depends_on`) or has a known result;
 /// * no position has more than [`crate::kernel::MAX_MOVES`] moves or un-moves;
 /// * un-move functions return exactly the canonical positions of the stage that have a move to
 ///   the orbit of the given one (duplicates allowed; the kernel removes them where it counts).

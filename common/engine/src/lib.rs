@@ -17,6 +17,7 @@ pub mod atomic;
 mod frontier;
 pub mod game;
 pub mod kernel;
+pub mod margin;
 pub mod meter;
 pub mod recurrence;
 mod rules;

@@ -21,11 +21,12 @@ pub fn value<G: Game, E>(
     mut value_of: impl FnMut(SliceId, u64) -> Result<Value, E>,
 ) -> Result<Value, E> {
     let mut successors = Vec::new();
-    game.moves(side, slice, key, |mv| {
-        let (Move::InStage(s, k) | Move::Final(s, k)) = mv;
-        successors.push((s, k));
+    let mut known = Vec::new();
+    game.moves(side, slice, key, |mv| match mv {
+        Move::InStage(s, k) | Move::Final(s, k) => successors.push((s, k)),
+        Move::Known(v) => known.push(v),
     });
-    if successors.is_empty() {
+    if successors.is_empty() && known.is_empty() {
         return Ok(if game.can_win(side.other()) {
             Value::LOST_NOW
         } else {
@@ -35,8 +36,12 @@ pub fn value<G: Game, E>(
     let mut fastest_loss: Option<u8> = None;
     let mut slowest_win: Option<u8> = None;
     let mut all_won = true;
+    let mut values = known;
     for (s, k) in successors {
-        match value_of(s, k)?.0 {
+        values.push(value_of(s, k)?);
+    }
+    for v in values {
+        match v.0 {
             0 => all_won = false,
             v if v % 2 == 1 => {
                 all_won = false;

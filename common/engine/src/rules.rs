@@ -299,13 +299,17 @@ fn start<G: Game, F: FinalValues, const FIRST: bool>(
                     problem = Some(format!("a position has more than {MAX_MOVES} moves"));
                 }
             }
-            Move::Final(to, to_key) => {
-                let v = finals.value(side.other(), to, game.index(to, to_key)).0;
+            Move::Final(_, _) | Move::Known(_) => {
+                let v = match mv {
+                    Move::Final(to, to_key) => {
+                        finals.value(side.other(), to, game.index(to, to_key)).0
+                    }
+                    Move::Known(v) => v.0,
+                    Move::InStage(..) => unreachable!("matched above"),
+                };
                 match v {
                     0 => cannot_lose = true,
-                    0xFF => {
-                        problem = Some(format!("a move to {to:?} reaches a non-canonical slot"))
-                    }
+                    0xFF => problem = Some(format!("a move ({mv:?}) reaches a non-canonical slot")),
                     v if v % 2 == 1 => {
                         cannot_lose = true;
                         s.exit_loss = Some(s.exit_loss.map_or(v, |m| m.min(v)));

@@ -1,5 +1,6 @@
 //! *Ring hop*: a two-sided game with captures both ways, cycles and draws — the worked example
-//! of how a game meets the engine.
+//! of how a game meets the engine, as a win/draw/loss game ([`Game`]) and as a score game
+//! ([`ScoreGame`]: a point per capture).
 //!
 //! **Rules.** `n` cells form a ring (cell `i` touches `i ± 1 mod n`). White (the first side)
 //! and black (the second) each have at most `max_tokens` tokens on distinct cells. The side to
@@ -26,6 +27,7 @@
 //!    side that just moved taken back, from the position or from its mirror image. Captures are
 //!    never un-made: they come from later stages.
 
+use retro_engine::margin::ScoreGame;
 use retro_engine::{Game, Move, Side, SliceId, Stage};
 use std::ops::Range;
 
@@ -269,5 +271,35 @@ impl Game for RingHop {
                 }
             }
         }
+    }
+}
+
+/// Ring hop scored: each capture is worth a point to the capturer, a side without a move ends
+/// the game (margin 0 from there), endless play counts 0. The worked example of a score game:
+/// captures in both directions leave the stage, steps inside it can cycle.
+impl ScoreGame for RingHop {
+    fn margin_bound(&self, stage: &Stage) -> i32 {
+        // At most every token on the ring is captured.
+        let i = stage.slices[0].0 as usize / 2;
+        let (white, black) = self.stages[i];
+        (white + black) as i32
+    }
+
+    fn scored_moves(
+        &self,
+        side: Side,
+        _slice: SliceId,
+        key: u64,
+        mut visit: impl FnMut(Move, i32),
+    ) {
+        let (own, other) = RingHop::sided(side, key);
+        self.steps(own, other, |own, other, captured| {
+            let (slice, key) = self.locate(RingHop::unsided(side, own, other));
+            if captured {
+                visit(Move::Final(slice, key), 1);
+            } else {
+                visit(Move::InStage(slice, key), 0);
+            }
+        });
     }
 }

@@ -1,0 +1,190 @@
+//! Ring hop as a score game (a point per capture, endless play 0), solved by the margin solver
+//! and checked position by position against a brute force written from the definition.
+//!
+//! The brute force knows no stages, slices, symmetry or kernel. It orders raw positions by the
+//! number of tokens (a capture removes one, so every capture leads to a finished layer), and in
+//! each layer, for every threshold `t`, computes by plain iteration to the least fixpoint the
+//! positions where the side to move can force a margin of at least `t` in finitely many moves,
+//! and those where the opponent can force at most `-t` (endless play is worth 0, so neither).
+//! The margin is the number of thresholds won minus the number lost.
+
+use retro_engine::margin::{self, FinalMargins, Margin, MarginSlice, ScoreGame};
+use retro_engine::{Game, Side, SliceId, Stage, Workspace};
+use retro_toys::RingHop;
+use std::collections::HashMap;
+
+/// A raw position: white cells, black cells, side to move.
+type Raw = (u64, u64, Side);
+
+/// The margin of every raw position of ring hop on `n` cells with up to `max` tokens a side.
+fn brute_force(n: u32, max: u32) -> HashMap<Raw, i32> {
+    let mut value: HashMap<Raw, i32> = HashMap::new();
+    for tokens in 0..=2 * max {
+        let mut layer = Vec::new();
+        for white in 0u64..1 << n {
+            for black in 0u64..1 << n {
+                let (w, b) = (white.count_ones(), black.count_ones());
+                if white & black == 0 && w <= max && b <= max && w + b == tokens {
+                    for side in Side::BOTH {
+                        layer.push((white, black, side));
+                    }
+                }
+            }
+        }
+        // Moves of each position: (next position, gain), by the rules restated.
+        let moves: Vec<Vec<(Raw, i32)>> = layer
+            .iter()
+            .map(|&(white, black, side)| {
+                let (own, other) = match side {
+                    Side::First => (white, black),
+                    Side::Second => (black, white),
+                };
+                let mut out = Vec::new();
+                for from in (0..n).filter(|&c| own >> c & 1 == 1) {
+                    for to in [(from + 1) % n, (from + n - 1) % n] {
+                        let beyond = (2 * to + n - from) % n;
+                        let (own2, other2, gain) = if (own | other) >> to & 1 == 0 {
+                            (own ^ 1 << from ^ 1 << to, other, 0)
+                        } else if other >> to & 1 == 1 && (own | other) >> beyond & 1 == 0 {
+                            (own ^ 1 << from ^ 1 << beyond, other ^ 1 << to, 1)
+                        } else {
+                            continue;
+                        };
+                        let next = match side {
+                            Side::First => (own2, other2, Side::Second),
+                            Side::Second => (other2, own2, Side::First),
+                        };
+                        out.push((next, gain));
+                    }
+                }
+                out
+            })
+            .collect();
+        let index: HashMap<Raw, usize> = layer.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+        let mut margin = vec![0i32; layer.len()];
+        for t in 1..=tokens as i32 {
+            // won[i]: mover forces >= t; lost[i]: opponent forces the mover to <= -t.
+            let (mut won, mut lost) = (vec![false; layer.len()], vec![false; layer.len()]);
+            loop {
+                let mut changed = false;
+                for i in 0..layer.len() {
+                    if moves[i].is_empty() {
+                        continue; // the game ends with margin 0
+                    }
+                    let outcome = |&(next, gain): &(Raw, i32)| -> (bool, bool) {
+                        match index.get(&next) {
+                            // In the layer: the opponent's outcome, reversed.
+                            Some(&j) => (lost[j], won[j]),
+                            // A capture: a finished layer's margin.
+                            None => {
+                                let m = gain - value[&next];
+                                (m >= t, m <= -t)
+                            }
+                        }
+                    };
+                    let w = moves[i].iter().any(|m| outcome(m).0);
+                    let l = moves[i].iter().all(|m| outcome(m).1);
+                    if w && !won[i] {
+                        won[i] = true;
+                        changed = true;
+                    }
+                    if l && !lost[i] {
+                        lost[i] = true;
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+            for i in 0..layer.len() {
+                margin[i] += i32::from(won[i]) - i32::from(lost[i]);
+            }
+        }
+        for (p, m) in layer.into_iter().zip(margin) {
+            value.insert(p, m);
+        }
+    }
+    value
+}
+
+/// Final margins of solved slices.
+struct Finals(HashMap<SliceId, [Vec<u8>; 2]>);
+
+impl FinalMargins for Finals {
+    fn margin(&self, side: Side, slice: SliceId, index: u64) -> Margin {
+        Margin(self.0[&slice][side.index()][index as usize] as i8)
+    }
+}
+
+fn solve_all(game: &RingHop, space: &Workspace) -> Finals {
+    let mut finals = Finals(HashMap::new());
+    for stage in game.stages() {
+        let solved: Vec<MarginSlice> =
+            margin::solve_margin_stage(game, &stage, &finals, space).unwrap();
+        for s in solved {
+            finals
+                .0
+                .insert(s.slice, [s.margins[0].to_vec(), s.margins[1].to_vec()]);
+        }
+    }
+    finals
+}
+
+fn every_position(n: u32, max: u32) {
+    let expected = brute_force(n, max);
+    // Not degenerate: positive, negative and zero margins, and some beyond one capture.
+    assert!(expected.values().any(|&m| m > 1));
+    assert!(expected.values().any(|&m| m < -1));
+    assert!(expected.values().any(|&m| m == 0));
+    let game = RingHop::new(n, max).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    for space in [
+        Workspace::in_memory(),
+        Workspace::out_of_core(scratch.path().into(), 0),
+    ] {
+        let finals = solve_all(&game, &space);
+        for (&(white, black, side), &want) in &expected {
+            let (slice, key) = game.locate(RingHop::key_of(white, black));
+            let index = game.index(slice, key);
+            let have = finals.margin(side, slice, index).0;
+            assert_eq!(
+                i32::from(have),
+                want,
+                "white {white:#b} black {black:#b} {side:?} to move ({space:?}, {n} cells)"
+            );
+            // The stored margins satisfy the local recurrence.
+            let local = margin::recurrence(&game, side, slice, key, |s, k| {
+                Ok::<_, ()>(finals.margin(side.other(), s, game.index(s, k)))
+            })
+            .unwrap();
+            assert_eq!(local, want);
+        }
+        for (&slice, [first, second]) in &finals.0 {
+            for index in 0..game.slice_len(slice) {
+                let canonical = game.is_canonical(slice, game.key(slice, index));
+                for v in [first[index as usize], second[index as usize]] {
+                    assert_eq!(v as i8 == Margin::NON_CANONICAL.0, !canonical);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scored_ring_of_seven_every_position() {
+    every_position(7, 3);
+}
+
+#[test]
+fn scored_ring_of_ten_every_position() {
+    every_position(10, 3);
+}
+
+#[test]
+fn margin_bounds_follow_the_tokens_in_play() {
+    let game = RingHop::new(8, 2).unwrap();
+    let stages: Vec<Stage> = game.stages();
+    assert_eq!(game.margin_bound(&stages[0]), 0);
+    assert_eq!(game.margin_bound(stages.last().unwrap()), 4);
+}
