@@ -13,51 +13,17 @@ use retro_engine::{
 use retro_toys::RingHop;
 use std::collections::HashMap;
 
-/// A raw position: white cells, black cells, side to move.
-type Raw = (u64, u64, Side);
+mod support;
+
+use support::{all_positions, moves, Raw};
 
 /// The value of every raw position of ring hop on `n` cells with up to `max` tokens a side.
 fn brute_force(n: u32, max: u32) -> HashMap<Raw, u8> {
-    let mut positions = Vec::new();
-    for white in 0u64..1 << n {
-        for black in 0u64..1 << n {
-            if white & black == 0 && white.count_ones() <= max && black.count_ones() <= max {
-                for side in Side::BOTH {
-                    positions.push((white, black, side));
-                }
-            }
-        }
-    }
+    let positions = all_positions(n, max);
     let index: HashMap<Raw, usize> = positions.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     let successors: Vec<Vec<usize>> = positions
         .iter()
-        .map(|&(white, black, side)| {
-            // The rules, restated: step to an adjacent empty cell, or jump an adjacent enemy
-            // token to the empty cell beyond, capturing it.
-            let (own, other) = match side {
-                Side::First => (white, black),
-                Side::Second => (black, white),
-            };
-            let mut next = Vec::new();
-            for from in (0..n).filter(|&c| own >> c & 1 == 1) {
-                for to in [(from + 1) % n, (from + n - 1) % n] {
-                    let beyond = (2 * to + n - from) % n;
-                    let (own2, other2) = if (own | other) >> to & 1 == 0 {
-                        (own ^ 1 << from ^ 1 << to, other)
-                    } else if other >> to & 1 == 1 && (own | other) >> beyond & 1 == 0 {
-                        (own ^ 1 << from ^ 1 << beyond, other ^ 1 << to)
-                    } else {
-                        continue;
-                    };
-                    let raw = match side {
-                        Side::First => (own2, other2, Side::Second),
-                        Side::Second => (other2, own2, Side::First),
-                    };
-                    next.push(index[&raw]);
-                }
-            }
-            next
-        })
+        .map(|&p| moves(n, p).into_iter().map(|(q, _)| index[&q]).collect())
         .collect();
     let mut value = vec![0u8; positions.len()];
     loop {

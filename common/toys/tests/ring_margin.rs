@@ -13,53 +13,19 @@ use retro_engine::{Game, Side, SliceId, Stage, Workspace};
 use retro_toys::RingHop;
 use std::collections::HashMap;
 
-/// A raw position: white cells, black cells, side to move.
-type Raw = (u64, u64, Side);
+mod support;
+
+use support::{all_positions, moves, Raw};
 
 /// The margin of every raw position of ring hop on `n` cells with up to `max` tokens a side.
 fn brute_force(n: u32, max: u32) -> HashMap<Raw, i32> {
     let mut value: HashMap<Raw, i32> = HashMap::new();
     for tokens in 0..=2 * max {
-        let mut layer = Vec::new();
-        for white in 0u64..1 << n {
-            for black in 0u64..1 << n {
-                let (w, b) = (white.count_ones(), black.count_ones());
-                if white & black == 0 && w <= max && b <= max && w + b == tokens {
-                    for side in Side::BOTH {
-                        layer.push((white, black, side));
-                    }
-                }
-            }
-        }
-        // Moves of each position: (next position, gain), by the rules restated.
-        let moves: Vec<Vec<(Raw, i32)>> = layer
-            .iter()
-            .map(|&(white, black, side)| {
-                let (own, other) = match side {
-                    Side::First => (white, black),
-                    Side::Second => (black, white),
-                };
-                let mut out = Vec::new();
-                for from in (0..n).filter(|&c| own >> c & 1 == 1) {
-                    for to in [(from + 1) % n, (from + n - 1) % n] {
-                        let beyond = (2 * to + n - from) % n;
-                        let (own2, other2, gain) = if (own | other) >> to & 1 == 0 {
-                            (own ^ 1 << from ^ 1 << to, other, 0)
-                        } else if other >> to & 1 == 1 && (own | other) >> beyond & 1 == 0 {
-                            (own ^ 1 << from ^ 1 << beyond, other ^ 1 << to, 1)
-                        } else {
-                            continue;
-                        };
-                        let next = match side {
-                            Side::First => (own2, other2, Side::Second),
-                            Side::Second => (other2, own2, Side::First),
-                        };
-                        out.push((next, gain));
-                    }
-                }
-                out
-            })
+        let layer: Vec<Raw> = all_positions(n, max)
+            .into_iter()
+            .filter(|&(white, black, _)| (white | black).count_ones() == tokens)
             .collect();
+        let moves: Vec<Vec<(Raw, i32)>> = layer.iter().map(|&p| moves(n, p)).collect();
         let index: HashMap<Raw, usize> = layer.iter().enumerate().map(|(i, &p)| (p, i)).collect();
         let mut margin = vec![0i32; layer.len()];
         for t in 1..=tokens as i32 {
