@@ -46,7 +46,7 @@ pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
     let inputs = records
         .iter()
         .filter(|r| deps.contains(&r.stage))
-        .map(descriptor)
+        .map(pb::ShardDescriptor::from)
         .collect();
     pb::Task {
         job_id: job.row.id,
@@ -60,25 +60,6 @@ pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
         inputs,
         step: None,
         step_inputs: Vec::new(),
-    }
-}
-
-/// A final table's record as a descriptor.
-pub fn descriptor(r: &SliceRecord) -> pb::ShardDescriptor {
-    pb::ShardDescriptor {
-        slice_id: r.id,
-        path: r.file.clone(),
-        bytes: r.bytes,
-        checksum: r.checksum.clone(),
-        positions: r.positions,
-        histograms: r
-            .histograms
-            .iter()
-            .map(|h| pb::Histogram {
-                counts: h.iter().map(|(&v, &n)| (v as u32, n)).collect(),
-            })
-            .collect(),
-        cost: None,
     }
 }
 
