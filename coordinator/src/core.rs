@@ -5,9 +5,10 @@
 //! in memory. Nothing here computes positions: compute happens in workers.
 
 use crate::db::{Db, JobRow, StepFileRow, TaskRow, DATABASE_FILES};
+use crate::job_state::JobState;
 use crate::merge;
 use crate::steps::{self, Next};
-use crate::task_state::{DONE, PENDING, RUNNING, STEPPING};
+use crate::task_state::{IllegalTransition, TaskState};
 use anyhow::{Context, Result};
 use retro_engine::{Game, Stage};
 use retro_musashi::Musashi;
@@ -76,6 +77,12 @@ impl From<anyhow::Error> for Refusal {
     }
 }
 
+impl From<IllegalTransition> for Refusal {
+    fn from(e: IllegalTransition) -> Refusal {
+        Refusal::Internal(e.into())
+    }
+}
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -116,7 +123,7 @@ impl JobRuntime {
         self.stages[stage]
             .depends_on
             .iter()
-            .all(|&d| self.tasks[d].state == DONE)
+            .all(|&d| self.tasks[d].state == TaskState::Done)
     }
 
     /// The task `key`, if it exists.
@@ -148,7 +155,7 @@ impl JobRuntime {
     fn positions_done(&self) -> u64 {
         self.tasks
             .iter()
-            .filter(|t| t.state == DONE)
+            .filter(|t| t.state == TaskState::Done)
             .map(|t| t.positions)
             .sum()
     }
@@ -207,7 +214,7 @@ impl Core {
             totals: Totals::default(),
         };
         for row in core.db.read().jobs()? {
-            if row.state == "running" {
+            if row.state == JobState::Running {
                 let id = row.id;
                 core.load_job(row)?;
                 core.recover(id)?;
@@ -296,7 +303,7 @@ impl Core {
         }
         let now = Instant::now();
         for t in self.jobs[&id].all_tasks() {
-            if t.state == RUNNING {
+            if t.state == TaskState::Running {
                 self.leases.insert((id, t.key()), now + self.config.lease);
             }
         }
@@ -305,7 +312,7 @@ impl Core {
         let stepping: Vec<usize> = self.jobs[&id]
             .tasks
             .iter()
-            .filter(|t| t.state == STEPPING)
+            .filter(|t| t.state == TaskState::Stepping)
             .map(|t| t.stage)
             .collect();
         for stage in stepping {
@@ -334,18 +341,18 @@ impl Core {
                 );
             }
             let id = row.id;
-            if row.state != "running" && row.state != "done" {
-                self.db.read().set_job_state(id, "running", "")?;
+            if row.state != JobState::Running && row.state != JobState::Done {
+                self.db.read().set_job_state(id, JobState::Running, "")?;
                 let mut row = row.clone();
-                row.state = "running".into();
+                row.state = JobState::Running;
                 self.load_job(row)?;
                 self.recover(id)?;
-            } else if row.state == "done" && !self.jobs.contains_key(&id) {
+            } else if row.state == JobState::Done && !self.jobs.contains_key(&id) {
                 // A finished job is checked again: a damaged table is solved again.
                 let row = row.clone();
                 self.load_job(row)?;
-                self.jobs.get_mut(&id).expect("loaded").row.state = "running".into();
-                self.db.read().set_job_state(id, "running", "")?;
+                self.jobs.get_mut(&id).expect("loaded").row.state = JobState::Running;
+                self.db.read().set_job_state(id, JobState::Running, "")?;
                 self.recover(id)?;
             }
             return Ok(id);
@@ -383,7 +390,11 @@ impl Core {
             let stages = game.stages();
             self.db.transaction(|tx| {
                 for (i, stage) in stages.iter().enumerate() {
-                    let state = if intact[i] { DONE } else { PENDING };
+                    let state = if intact[i] {
+                        TaskState::Done
+                    } else {
+                        TaskState::Pending
+                    };
                     tx.insert_task(id, i, &stage.name, state, stage_positions(game, stage))?;
                     if intact[i] {
                         tx.event(
@@ -405,7 +416,7 @@ impl Core {
         if let Err(e) = planned {
             self.db
                 .read()
-                .set_job_state(id, "failed", &format!("{e:#}"))?;
+                .set_job_state(id, JobState::Failed, &format!("{e:#}"))?;
             return Err(e);
         }
         info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
@@ -430,7 +441,7 @@ impl Core {
         let job = &self.jobs[&id];
         let mut manifest = job_dir::fresh_manifest(&job.game);
         manifest.slices = self.records(id)?;
-        manifest.complete = job.tasks.iter().all(|t| t.state == DONE);
+        manifest.complete = job.tasks.iter().all(|t| t.state == TaskState::Done);
         manifest.save(&job.dir)?;
         Ok(())
     }
@@ -438,16 +449,18 @@ impl Core {
     /// When every task is done: count table, final manifest, shards removed, job done.
     fn finish_if_complete(&mut self, id: u64) -> Result<()> {
         let job = &self.jobs[&id];
-        if job.row.state != "running" || !job.tasks.iter().all(|t| t.state == DONE) {
+        if job.row.state != JobState::Running
+            || !job.tasks.iter().all(|t| t.state == TaskState::Done)
+        {
             return Ok(());
         }
         let records = self.records(id)?;
         merge::finalize(job, records)?;
         self.db.transaction(|tx| {
-            tx.set_job_state(id, "done", "")?;
+            tx.set_job_state(id, JobState::Done, "")?;
             tx.event(Some(id), None, None, None, "job_done", "")
         })?;
-        self.jobs.get_mut(&id).expect("loaded").row.state = "done".into();
+        self.jobs.get_mut(&id).expect("loaded").row.state = JobState::Done;
         info!(job = id, "job done");
         Ok(())
     }
@@ -518,7 +531,7 @@ impl Core {
         for p in running {
             let key = (p.job_id, task_key(p.stage, p.step));
             let held = self.jobs.get(&p.job_id).is_some_and(|j| {
-                j.row.state == "running"
+                j.row.state == JobState::Running
                     && j.task(key.1).is_some_and(|t| t.held_by(worker, p.attempt))
             });
             if held {
@@ -543,11 +556,14 @@ impl Core {
         type Rank = (bool, usize, u64, u32, bool);
         let mut best: Option<(Rank, TaskKey)> = None;
         for (&id, job) in &self.jobs {
-            if job.row.state != "running" {
+            if job.row.state != JobState::Running {
                 continue;
             }
             for t in &job.tasks {
-                if t.state != PENDING || !job.ready(t.stage) || job.memory[t.stage] > capacity {
+                if t.state != TaskState::Pending
+                    || !job.ready(t.stage)
+                    || job.memory[t.stage] > capacity
+                {
                     continue;
                 }
                 let affinity = job.stages[t.stage]
@@ -565,7 +581,9 @@ impl Core {
                 let len = job
                     .game
                     .slice_len(job.stages[t.stage].slices[slot as usize]);
-                if t.state != PENDING || step_memory(&job.game, t.stage, len, ply == 1) > capacity {
+                if t.state != TaskState::Pending
+                    || step_memory(&job.game, t.stage, len, ply == 1) > capacity
+                {
                     continue;
                 }
                 // A step preferably goes to the worker that wrote its slice's state (it still
@@ -576,7 +594,7 @@ impl Core {
                         (t.stage, slot, 1)..(t.stage, slot, if ply == 0 { u32::MAX } else { ply }),
                     )
                     .rev()
-                    .find(|(_, s)| s.state == DONE)
+                    .find(|(_, s)| s.state == TaskState::Done)
                     .is_some_and(|(_, s)| self.computed_by.get(&(id, s.key())) == Some(&worker));
                 let rank = (false, t.stage, id, ply, !affine);
                 if best.as_ref().is_none_or(|(b, _)| rank < *b) {
@@ -615,12 +633,12 @@ impl Core {
     fn split_ready_stages(&mut self) -> Result<()> {
         let mut ready = Vec::new();
         for (&id, job) in &self.jobs {
-            if job.row.state == "running" {
+            if job.row.state == JobState::Running {
                 ready.extend(
                     job.tasks
                         .iter()
                         .filter(|t| {
-                            t.state == PENDING
+                            t.state == TaskState::Pending
                                 && t.positions >= self.config.split_above
                                 && job.ready(t.stage)
                         })
@@ -962,7 +980,11 @@ impl Core {
                 &req.reason,
             )?;
             if fatal {
-                tx.set_job_state(id, "failed", &format!("{}: {}", task.name, req.reason))?;
+                tx.set_job_state(
+                    id,
+                    JobState::Failed,
+                    &format!("{}: {}", task.name, req.reason),
+                )?;
             }
             Ok(())
         })?;
@@ -971,7 +993,7 @@ impl Core {
         let job = self.jobs.get_mut(&id).expect("exists");
         job.set_task(task);
         if fatal {
-            job.row.state = "failed".into();
+            job.row.state = JobState::Failed;
             job.row.note = req.reason.clone();
         }
         Ok(())
@@ -1021,7 +1043,7 @@ impl Core {
             let Some(mut task) = job.task(key).cloned() else {
                 continue;
             };
-            if task.state != RUNNING {
+            if task.state != TaskState::Running {
                 continue;
             }
             let worker = task.worker_id;
@@ -1058,15 +1080,15 @@ impl Core {
             .jobs
             .get_mut(&id)
             .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
-        if job.row.state != "running" {
+        if job.row.state != JobState::Running {
             return Err(Refusal::FailedPrecondition(format!(
                 "job {id} is {}, not running",
                 job.row.state
             )));
         }
-        job.row.state = "cancelled".into();
+        job.row.state = JobState::Cancelled;
         self.db.transaction(|tx| {
-            tx.set_job_state(id, "cancelled", "cancelled by request")?;
+            tx.set_job_state(id, JobState::Cancelled, "cancelled by request")?;
             tx.event(Some(id), None, None, None, "cancelled", "")
         })?;
         info!(job = id, "job cancelled");
@@ -1110,7 +1132,7 @@ impl Core {
         Ok(job
             .tasks
             .iter()
-            .filter(|t| t.state != DONE)
+            .filter(|t| t.state != TaskState::Done)
             .map(|t| (t.stage, job.memory[t.stage]))
             .max_by_key(|&(_, m)| m))
     }
@@ -1129,12 +1151,12 @@ impl Core {
         let positions: u64 = tasks.iter().map(|t| t.positions).sum();
         let done: u64 = tasks
             .iter()
-            .filter(|t| t.state == DONE)
+            .filter(|t| t.state == TaskState::Done)
             .map(|t| t.positions)
             .sum();
         Ok(pb::JobStatus {
             job_id: id,
-            state: row.state,
+            state: row.state.as_str().into(),
             description: describe(&row.definition),
             job_dir: row.dir,
             tasks: Vec::new(),
@@ -1154,23 +1176,18 @@ impl Core {
         let mut done = 0u64;
         for t in &job.tasks {
             let (mut ply, progress) = self.progress.get(&(id, t.key())).copied().unwrap_or((0, 0));
-            let state = match t.state.as_str() {
-                PENDING if job.ready(t.stage) => "ready",
-                PENDING => "blocked",
-                s => s,
-            };
             let steps = || job.steps.values().filter(|s| s.stage == t.stage);
-            let positions_done = match state {
-                DONE => t.positions,
-                RUNNING => progress.min(t.positions),
+            let positions_done = match t.state {
+                TaskState::Done => t.positions,
+                TaskState::Running => progress.min(t.positions),
                 // A split stage: the slices whose finish step is merged.
-                STEPPING => steps()
-                    .filter(|s| s.state == DONE && s.step.is_some_and(|(_, p)| p == 0))
+                TaskState::Stepping => steps()
+                    .filter(|s| s.state == TaskState::Done && s.step.is_some_and(|(_, p)| p == 0))
                     .map(|s| s.positions)
                     .sum(),
-                _ => 0,
+                TaskState::Pending => 0,
             };
-            if state == STEPPING {
+            if t.state == TaskState::Stepping {
                 ply = steps()
                     .filter_map(|s| s.step.map(|(_, p)| p))
                     .max()
@@ -1180,7 +1197,7 @@ impl Core {
             tasks.push(pb::TaskStatus {
                 stage: t.stage as u32,
                 name: t.name.clone(),
-                state: state.into(),
+                state: shown_state(job, t).into(),
                 attempt: t.attempt,
                 worker_id: t.worker_id.unwrap_or(0),
                 ply,
@@ -1192,7 +1209,7 @@ impl Core {
         let positions: u64 = job.tasks.iter().map(|t| t.positions).sum();
         let elapsed = job.started.elapsed().as_secs_f64();
         let rate = done.saturating_sub(job.positions_at_start) as f64 / elapsed.max(1e-3);
-        let eta = if job.row.state == "done" {
+        let eta = if job.row.state == JobState::Done {
             0.0
         } else if rate > 0.0 {
             (positions - done) as f64 / rate
@@ -1210,14 +1227,14 @@ impl Core {
         let smallest_ready = job
             .tasks
             .iter()
-            .filter(|t| t.state == PENDING && job.ready(t.stage))
+            .filter(|t| t.state == TaskState::Pending && job.ready(t.stage))
             .map(|t| job.memory[t.stage])
             .min();
-        let note = if job.row.state == "running" && live == 0 {
+        let note = if job.row.state == JobState::Running && live == 0 {
             "waiting for a worker: none is connected (start one with `worker --coordinator URL`)"
                 .to_string()
-        } else if job.row.state == "running"
-            && !job.all_tasks().any(|t| t.state == RUNNING)
+        } else if job.row.state == JobState::Running
+            && !job.all_tasks().any(|t| t.state == TaskState::Running)
             && smallest_ready.is_some_and(|need| need > largest_capacity)
         {
             format!(
@@ -1230,7 +1247,7 @@ impl Core {
         };
         pb::JobStatus {
             job_id: id,
-            state: job.row.state.clone(),
+            state: job.row.state.as_str().into(),
             description: describe(&job.row.definition),
             job_dir: job.dir.display().to_string(),
             tasks,
@@ -1255,12 +1272,7 @@ impl Core {
         let mut counts = BTreeMap::new();
         for (&id, job) in &self.jobs {
             for t in job.all_tasks() {
-                let state = match t.state.as_str() {
-                    PENDING if t.step.is_some() => "ready",
-                    PENDING if job.ready(t.stage) => "ready",
-                    PENDING => "blocked",
-                    s => s,
-                };
+                let state = shown_state(job, t);
                 *counts.entry(state.to_string()).or_insert(0) += 1;
             }
             let _ = id;
@@ -1272,7 +1284,7 @@ impl Core {
     pub fn throughput(&self) -> f64 {
         self.jobs
             .values()
-            .filter(|j| j.row.state == "running")
+            .filter(|j| j.row.state == JobState::Running)
             .map(|j| self.job_status(j).positions_per_second)
             .sum()
     }
@@ -1291,3 +1303,18 @@ fn describe(definition: &serde_json::Value) -> String {
         definition["max_browns"]
     )
 }
+
+/// What a status report and the metrics call a task's state: its stored state, except that a
+/// pending task is "ready" (a step, or a stage whose inputs are all done) or "blocked".
+fn shown_state(job: &JobRuntime, t: &TaskRow) -> &'static str {
+    match t.state {
+        TaskState::Pending if t.step.is_some() || job.ready(t.stage) => READY,
+        TaskState::Pending => BLOCKED,
+        state => state.as_str(),
+    }
+}
+
+/// The shown state of a pending task that can be given out now.
+const READY: &str = "ready";
+/// The shown state of a pending stage that reads a stage not done yet.
+const BLOCKED: &str = "blocked";

@@ -8,6 +8,7 @@
 //!
 //! * [`db`]: the durable state (schema and statements).
 //! * [`task_state`]: a task's states and transitions.
+//! * [`job_state`]: a job's states.
 //! * [`core`]: jobs, tasks, leases and workers; one method per request.
 //! * [`merge`]: shard verification, promotion into tables, manifest and count table.
 //! * [`steps`]: stages split into one task per slice and ply (supersteps).
@@ -21,6 +22,7 @@
 pub mod cli;
 pub mod core;
 pub mod db;
+pub mod job_state;
 pub mod merge;
 pub mod metrics;
 pub mod server;

@@ -10,6 +10,7 @@
 
 use crate::core::{JobRuntime, Refusal};
 use crate::db::TaskRow;
+use crate::task_state::TaskState;
 use anyhow::{Context, Result};
 use retro_engine::{Game, SliceId};
 use retro_musashi::counts::format_count_table;
@@ -189,7 +190,7 @@ pub(crate) fn remove_dead_shards(job: &JobRuntime) -> Result<()> {
         let entry = entry.with_context(|| format!("cannot read {}", root.display()))?;
         let name = entry.file_name().to_string_lossy().to_string();
         let live = job.tasks.iter().any(|t| {
-            t.state == crate::task_state::RUNNING
+            t.state == TaskState::Running
                 && name == shard_dir(t.stage, t.attempt)["shards/".len()..]
         });
         if !live {
@@ -219,7 +220,7 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
         }
     }
     for t in &job.tasks {
-        if t.state == crate::task_state::DONE && !damaged.contains_key(&t.stage) {
+        if t.state == TaskState::Done && !damaged.contains_key(&t.stage) {
             if let Some(s) = job.stages[t.stage]
                 .slices
                 .iter()
@@ -238,7 +239,7 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
     }
     damaged
         .into_iter()
-        .filter(|(s, _)| job.tasks[*s].state == crate::task_state::DONE)
+        .filter(|(s, _)| job.tasks[*s].state == TaskState::Done)
         .collect()
 }
 
