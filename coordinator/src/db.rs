@@ -28,6 +28,7 @@ pub const DATABASE_FILES: [&str; 3] = [
     "coordinator.sqlite-shm",
 ];
 
+/// The tables, created if missing. Never change a column: databases already hold them.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS jobs (
     id          INTEGER PRIMARY KEY,
