@@ -14,7 +14,7 @@
 //! the database (see `db.rs`) and in status reports.
 
 /// Where a job is in its life (see the module documentation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobState {
     /// Its tasks are being given out, solved and merged.
     Running,

@@ -9,7 +9,7 @@
 //! * [`db`]: the durable state (schema and statements).
 //! * [`task_state`]: a task's states and transitions.
 //! * [`job_state`]: a job's states.
-//! * [`core`]: jobs, tasks, leases and workers; one method per request.
+//! * [`core`]: jobs, tasks, leases and workers; one method per request, one file per concept.
 //! * [`merge`]: shard verification, promotion into tables, manifest and count table.
 //! * [`steps`]: stages split into one task per slice and ply (supersteps).
 //! * [`service`]: the gRPC services and the token check.

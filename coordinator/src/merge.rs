@@ -2,7 +2,7 @@
 //!
 //! A worker writes one shard per slice of its task into `shards/stageNN-attemptA/` of the job
 //! directory and reports their descriptors. The coordinator accepts a report only from the
-//! current attempt (fencing, in `core`), then checks every shard against its descriptor (size
+//! current attempt (fencing, in `core/completion.rs`), then checks every shard against its descriptor (size
 //! and XXH3 of the whole file), then moves the shards to their final table names (atomic
 //! renames) and records them in the database, from which the manifest is rewritten. A shard
 //! nobody reported, or reported by a fenced attempt, is never read. When the last task is

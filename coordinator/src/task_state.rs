@@ -37,7 +37,7 @@
 use crate::db::TaskRow;
 
 /// Where a task is in its life (see the module documentation for the arrows between them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
     /// Waiting to be given out (ready or blocked, depending on the stages it reads).
     Pending,
