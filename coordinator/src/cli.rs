@@ -4,6 +4,7 @@ use crate::core::CoreConfig;
 use crate::server::{start, CoordinatorOptions};
 use anyhow::{Context, Result};
 use clap::Args;
+use retro_pipeline::process::read_file;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -78,11 +79,6 @@ pub fn coordinator_token(file: Option<&Path>, data: &Path) -> Result<String> {
     Ok(token)
 }
 
-/// Reads a whole file, naming it on failure.
-pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
 /// Runs a coordinator until Ctrl-C or SIGTERM.
 pub async fn run(args: CoordinatorArgs) -> Result<()> {
     let token = coordinator_token(args.token_file.as_deref(), &args.data)?;
@@ -112,28 +108,5 @@ pub async fn run(args: CoordinatorArgs) -> Result<()> {
         r = running.wait() => r,
         _ = tokio::signal::ctrl_c() => { info!("interrupted; stopping"); running.shutdown().await }
         _ = term.recv() => { info!("terminated; stopping"); running.shutdown().await }
-    }
-}
-
-/// How log lines look.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    #[default]
-    Text,
-    /// One JSON object per line (with span fields: job, stage, task).
-    Json,
-}
-
-/// Sets up tracing on stderr; `RETRO_LOG` overrides the filter (default `info`).
-pub fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RETRO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
     }
 }

@@ -6,9 +6,16 @@
 //! exactly what happened to every task. Leases, heartbeats and live progress are not durable:
 //! after a restart every running task gets a fresh lease, and its worker either renews it or
 //! loses it.
+//!
+//! This is the one boundary where a task's [`TaskState`] and a job's [`JobState`] become text
+//! and text becomes a state: the stored words are those of the first schema, so that every
+//! existing database still loads (status reports show the same words).
 
+use crate::job_state::JobState;
+use crate::task_state::TaskState;
 use anyhow::{Context, Result};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
+use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use std::path::Path;
 
 /// File name of the database inside the coordinator's data directory.
@@ -21,6 +28,7 @@ pub const DATABASE_FILES: [&str; 3] = [
     "coordinator.sqlite-shm",
 ];
 
+/// The tables, created if missing. Never change a column: databases already hold them.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS jobs (
     id          INTEGER PRIMARY KEY,
@@ -118,6 +126,84 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+impl TaskState {
+    /// The text stored in the `state` column of `tasks` and `steps`, also shown in status
+    /// reports and metrics. Never change a word: databases already hold them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Pending => "pending",
+            TaskState::Running => "running",
+            TaskState::Done => "done",
+            TaskState::Stepping => "stepping",
+        }
+    }
+
+    /// The state stored as `text`, if it is one.
+    fn from_stored(text: &str) -> Option<TaskState> {
+        [
+            TaskState::Pending,
+            TaskState::Running,
+            TaskState::Done,
+            TaskState::Stepping,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+impl ToSql for TaskState {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.as_str()))
+    }
+}
+
+impl FromSql for TaskState {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<TaskState> {
+        let text = value.as_str()?;
+        TaskState::from_stored(text)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown task state '{text}'").into()))
+    }
+}
+
+impl JobState {
+    /// The text stored in the `state` column of `jobs`, also shown in status reports. Never
+    /// change a word: databases already hold them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Cancelled => "cancelled",
+            JobState::Failed => "failed",
+        }
+    }
+
+    /// The state stored as `text`, if it is one.
+    fn from_stored(text: &str) -> Option<JobState> {
+        [
+            JobState::Running,
+            JobState::Done,
+            JobState::Cancelled,
+            JobState::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+impl ToSql for JobState {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.as_str()))
+    }
+}
+
+impl FromSql for JobState {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<JobState> {
+        let text = value.as_str()?;
+        JobState::from_stored(text)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown job state '{text}'").into()))
+    }
+}
+
 /// A job as stored.
 #[derive(Clone, Debug)]
 pub struct JobRow {
@@ -131,8 +217,8 @@ pub struct JobRow {
     pub level: i32,
     /// Job directory, relative to the data directory ("." for an embedded solve).
     pub dir: String,
-    /// "running", "done", "cancelled" or "failed".
-    pub state: String,
+    /// Where the job is in its life.
+    pub state: JobState,
     /// Why the job failed, or other operator-facing remarks.
     pub note: String,
 }
@@ -146,8 +232,8 @@ pub struct TaskRow {
     pub step: Option<(u32, u32)>,
     /// Stage name ("browns=7"), or step name ("browns=7 black=c3 ply 5").
     pub name: String,
-    /// See [`crate::task_state::TaskState`].
-    pub state: String,
+    /// Where the task is in its life; moved only by [`TaskRow::apply`].
+    pub state: TaskState,
     /// Attempts given out so far (the fencing token of the current one).
     pub attempt: u32,
     /// The worker of the current attempt.
@@ -287,8 +373,8 @@ impl Tx<'_> {
         dir: &str,
     ) -> Result<u64> {
         self.0.execute(
-            "INSERT INTO jobs (game, definition, level, dir, state, created_ms) VALUES (?1, ?2, ?3, ?4, 'running', ?5)",
-            params![game, definition.to_string(), level, dir, now_ms()],
+            "INSERT INTO jobs (game, definition, level, dir, state, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![game, definition.to_string(), level, dir, JobState::Running, now_ms()],
         )?;
         Ok(self.0.last_insert_rowid() as u64)
     }
@@ -326,8 +412,8 @@ impl Tx<'_> {
     }
 
     /// Sets a job's state and note.
-    pub fn set_job_state(&self, job: u64, state: &str, note: &str) -> Result<()> {
-        let finished = (state != "running").then(now_ms);
+    pub fn set_job_state(&self, job: u64, state: JobState, note: &str) -> Result<()> {
+        let finished = (state != JobState::Running).then(now_ms);
         self.0.execute(
             "UPDATE jobs SET state = ?2, note = ?3, finished_ms = ?4 WHERE id = ?1",
             params![job, state, note, finished],
@@ -341,7 +427,7 @@ impl Tx<'_> {
         job: u64,
         stage: usize,
         name: &str,
-        state: &str,
+        state: TaskState,
         positions: u64,
     ) -> Result<()> {
         self.0.execute(
@@ -599,9 +685,9 @@ impl Tx<'_> {
                     t.bytes_read, t.bytes_written,
                     (SELECT MAX(at_ms) FROM events e WHERE e.job_id = t.job_id AND e.stage = t.stage AND e.kind = 'assigned'),
                     (SELECT MAX(at_ms) FROM events e WHERE e.job_id = t.job_id AND e.stage = t.stage AND e.kind = 'completed')
-             FROM tasks t WHERE t.job_id = ?1 AND t.state = 'done' ORDER BY t.stage",
+             FROM tasks t WHERE t.job_id = ?1 AND t.state = ?2 ORDER BY t.stage",
         )?;
-        let rows = stmt.query_map([job], |r| {
+        let rows = stmt.query_map(params![job, TaskState::Done], |r| {
             let get = |i| {
                 r.get::<_, Option<i64>>(i)
                     .map(|v| v.unwrap_or(0).max(0) as u64)

@@ -8,7 +8,8 @@
 //!
 //! * [`db`]: the durable state (schema and statements).
 //! * [`task_state`]: a task's states and transitions.
-//! * [`core`]: jobs, tasks, leases and workers; one method per request.
+//! * [`job_state`]: a job's states.
+//! * [`core`]: jobs, tasks, leases and workers; one method per request, one file per concept.
 //! * [`merge`]: shard verification, promotion into tables, manifest and count table.
 //! * [`steps`]: stages split into one task per slice and ply (supersteps).
 //! * [`service`]: the gRPC services and the token check.
@@ -21,6 +22,7 @@
 pub mod cli;
 pub mod core;
 pub mod db;
+pub mod job_state;
 pub mod merge;
 pub mod metrics;
 pub mod server;

@@ -2,7 +2,7 @@
 //!
 //! A worker writes one shard per slice of its task into `shards/stageNN-attemptA/` of the job
 //! directory and reports their descriptors. The coordinator accepts a report only from the
-//! current attempt (fencing, in `core`), then checks every shard against its descriptor (size
+//! current attempt (fencing, in `core/completion.rs`), then checks every shard against its descriptor (size
 //! and XXH3 of the whole file), then moves the shards to their final table names (atomic
 //! renames) and records them in the database, from which the manifest is rewritten. A shard
 //! nobody reported, or reported by a fenced attempt, is never read. When the last task is
@@ -10,6 +10,7 @@
 
 use crate::core::{JobRuntime, Refusal};
 use crate::db::TaskRow;
+use crate::task_state::TaskState;
 use anyhow::{Context, Result};
 use retro_engine::{Game, SliceId};
 use retro_musashi::counts::format_count_table;
@@ -46,7 +47,7 @@ pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
     let inputs = records
         .iter()
         .filter(|r| deps.contains(&r.stage))
-        .map(descriptor)
+        .map(pb::ShardDescriptor::from)
         .collect();
     pb::Task {
         job_id: job.row.id,
@@ -60,25 +61,6 @@ pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
         inputs,
         step: None,
         step_inputs: Vec::new(),
-    }
-}
-
-/// A final table's record as a descriptor.
-pub fn descriptor(r: &SliceRecord) -> pb::ShardDescriptor {
-    pb::ShardDescriptor {
-        slice_id: r.id,
-        path: r.file.clone(),
-        bytes: r.bytes,
-        checksum: r.checksum.clone(),
-        positions: r.positions,
-        histograms: r
-            .histograms
-            .iter()
-            .map(|h| pb::Histogram {
-                counts: h.iter().map(|(&v, &n)| (v as u32, n)).collect(),
-            })
-            .collect(),
-        cost: None,
     }
 }
 
@@ -208,7 +190,7 @@ pub(crate) fn remove_dead_shards(job: &JobRuntime) -> Result<()> {
         let entry = entry.with_context(|| format!("cannot read {}", root.display()))?;
         let name = entry.file_name().to_string_lossy().to_string();
         let live = job.tasks.iter().any(|t| {
-            t.state == crate::task_state::RUNNING
+            t.state == TaskState::Running
                 && name == shard_dir(t.stage, t.attempt)["shards/".len()..]
         });
         if !live {
@@ -238,7 +220,7 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
         }
     }
     for t in &job.tasks {
-        if t.state == crate::task_state::DONE && !damaged.contains_key(&t.stage) {
+        if t.state == TaskState::Done && !damaged.contains_key(&t.stage) {
             if let Some(s) = job.stages[t.stage]
                 .slices
                 .iter()
@@ -257,7 +239,7 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
     }
     damaged
         .into_iter()
-        .filter(|(s, _)| job.tasks[*s].state == crate::task_state::DONE)
+        .filter(|(s, _)| job.tasks[*s].state == TaskState::Done)
         .collect()
 }
 

@@ -30,8 +30,6 @@ pub struct CoordinatorOptions {
 pub struct RunningCoordinator {
     /// The gRPC address it listens on.
     pub addr: SocketAddr,
-    /// The metrics address, if enabled.
-    pub metrics_addr: Option<SocketAddr>,
     /// Its state (for an embedded solve's progress bar).
     pub core: SharedCore,
     stop: Option<oneshot::Sender<()>>,
@@ -116,13 +114,12 @@ pub async fn start_with(core: Core, options: CoordinatorOptions) -> Result<Runni
             }
         }
     }));
-    let mut metrics_addr = None;
     if let Some(m) = options.metrics {
         let listener = tokio::net::TcpListener::bind(m)
             .await
             .with_context(|| format!("cannot listen on {m} for metrics"))?;
-        metrics_addr = Some(listener.local_addr().context("metrics address")?);
-        info!(addr = %metrics_addr.expect("set"), "metrics at /metrics");
+        let metrics_addr = listener.local_addr().context("metrics address")?;
+        info!(addr = %metrics_addr, "metrics at /metrics");
         let c = core.clone();
         background.push(tokio::spawn(async move {
             if let Err(e) = crate::metrics::serve(listener, c).await {
@@ -132,7 +129,6 @@ pub async fn start_with(core: Core, options: CoordinatorOptions) -> Result<Runni
     }
     Ok(RunningCoordinator {
         addr,
-        metrics_addr,
         core,
         stop: Some(stop),
         server,

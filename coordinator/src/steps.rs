@@ -17,7 +17,7 @@
 
 use crate::core::{JobRuntime, Refusal};
 use crate::db::{StepFileRow, TaskRow};
-use crate::task_state::{DONE, PENDING};
+use crate::task_state::TaskState;
 use retro_engine::Game;
 use retro_pipeline::storage::check_key;
 use retro_proto as pb;
@@ -40,7 +40,7 @@ pub(crate) fn new_step(job: &JobRuntime, stage: usize, slot: u32, ply: u32) -> T
         stage,
         step: Some((slot, ply)),
         name: format!("{} {step}", job.game.slice_name(slice)),
-        state: PENDING.into(),
+        state: TaskState::Pending,
         attempt: 0,
         worker_id: None,
         failures: 0,
@@ -72,7 +72,7 @@ pub(crate) enum Next {
 /// Decides what follows the merged steps of `stage`.
 pub(crate) fn next(job: &JobRuntime, stage: usize) -> Next {
     let steps: Vec<&TaskRow> = job.steps.values().filter(|t| t.stage == stage).collect();
-    if steps.iter().any(|t| t.state != DONE) {
+    if steps.iter().any(|t| t.state != TaskState::Done) {
         return Next::Wait;
     }
     let plies = || steps.iter().filter_map(|t| t.step.map(|(_, p)| p));
@@ -211,7 +211,7 @@ pub(crate) fn dead_step_dirs(job: &JobRuntime) -> Vec<String> {
     let mut live: BTreeSet<String> = job
         .steps
         .values()
-        .filter(|t| t.state == crate::task_state::RUNNING)
+        .filter(|t| t.state == TaskState::Running)
         .map(|t| crate::merge::output_dir(job, t))
         .collect();
     for f in &job.step_files {

@@ -2,6 +2,11 @@
 //!
 //! [`PROTOCOL_VERSION`] is checked when a worker registers; bump it whenever a message changes
 //! meaning, so that mismatched binaries refuse to work together instead of corrupting a job.
+//!
+//! Besides the generated code, this crate holds the conversions between the wire messages and
+//! the types both sides of the wire share (a manifest's [`retro_store::SliceRecord`] and its
+//! [`ShardDescriptor`]), so that the coordinator and the workers convert the same way without
+//! depending on each other.
 
 #![allow(missing_docs)]
 
@@ -78,4 +83,28 @@ pub fn read_token(file: Option<&std::path::Path>) -> Result<String, String> {
         return Err("the token is empty".into());
     }
     Ok(token)
+}
+
+/// A final table's manifest record as the descriptor that names it on the wire: the coordinator
+/// sends these as a task's inputs, and a worker reports its shards with them (with its own
+/// shard path in place of the table's file name). The cost is left unset: only a completion
+/// reports one.
+impl From<&retro_store::SliceRecord> for ShardDescriptor {
+    fn from(r: &retro_store::SliceRecord) -> ShardDescriptor {
+        ShardDescriptor {
+            slice_id: r.id,
+            path: r.file.clone(),
+            bytes: r.bytes,
+            checksum: r.checksum.clone(),
+            positions: r.positions,
+            histograms: r
+                .histograms
+                .iter()
+                .map(|h| Histogram {
+                    counts: h.iter().map(|(&v, &n)| (v as u32, n)).collect(),
+                })
+                .collect(),
+            cost: None,
+        }
+    }
 }

@@ -73,7 +73,7 @@ pub async fn run_cli(args: WorkerArgs) -> Result<()> {
             threads,
             memory_budget: args.memory_budget.unwrap_or_else(machine_memory),
             tls_ca: match &args.tls_ca {
-                Some(path) => Some(retro_coordinator::cli::read_file(path)?),
+                Some(path) => Some(retro_pipeline::process::read_file(path)?),
                 None => None,
             },
             scratch: args.scratch,

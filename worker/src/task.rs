@@ -163,7 +163,7 @@ fn shard_path(task: &pb::Task, record: &retro_store::SliceRecord) -> String {
 
 /// The descriptor a completion reports for the shard `task` wrote of `record`.
 fn shard_descriptor(task: &pb::Task, record: &retro_store::SliceRecord) -> pb::ShardDescriptor {
-    let mut d = retro_coordinator::merge::descriptor(record);
+    let mut d = pb::ShardDescriptor::from(record);
     d.path = shard_path(task, record);
     d
 }

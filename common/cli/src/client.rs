@@ -30,7 +30,7 @@ impl Connection {
     pub async fn connect(&self) -> Result<Client> {
         let token = pb::read_token(self.token_file.as_deref()).map_err(anyhow::Error::msg)?;
         let ca = match &self.tls_ca {
-            Some(path) => Some(retro_coordinator::cli::read_file(path)?),
+            Some(path) => Some(retro_pipeline::process::read_file(path)?),
             None => None,
         };
         let channel = retro_worker::endpoint(&self.coordinator, ca.as_deref())?

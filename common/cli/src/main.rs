@@ -19,9 +19,9 @@ mod verify;
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
 use game_choice::{choose_board, GameName};
-use retro_coordinator::cli::LogFormat;
 use retro_musashi::counts::format_count_table;
 use retro_musashi::Musashi;
+use retro_pipeline::process::{init_logging, LogFormat};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -551,15 +551,7 @@ fn main() -> ExitCode {
         Command::Bench(_) => "warn",
         _ => "info",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RETRO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    match cli.log_format {
-        LogFormat::Text => subscriber.init(),
-        LogFormat::Json => subscriber.json().init(),
-    }
+    init_logging(cli.log_format, default_level);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`retro probe ... | head`): nothing left to say.

@@ -10,12 +10,14 @@
 //! * [`counts`]: the count table from the manifest's histograms.
 //! * [`steps`]: the state and message files of a stage solved in supersteps.
 //! * [`storage`]: the storage every process sees (a local or shared directory today).
+//! * [`process`]: what the commands share when they start (logging, files named by flags).
 
 #![warn(missing_docs)]
 
 pub mod counts;
 pub mod definition;
 pub mod job_dir;
+pub mod process;
 pub mod stage;
 pub mod steps;
 pub mod storage;

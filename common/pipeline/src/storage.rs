@@ -49,11 +49,6 @@ impl LocalStorage {
         LocalStorage { root: root.into() }
     }
 
-    /// The job directory.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     fn path(&self, key: &str) -> Result<PathBuf> {
         check_key(key)?;
         Ok(self.root.join(key))

@@ -2,6 +2,7 @@
 
 use clap::Parser;
 use retro_coordinator::cli::{run, CoordinatorArgs};
+use retro_pipeline::process::{init_logging, LogFormat};
 use std::process::ExitCode;
 
 /// Run a retro coordinator: it plans solve jobs, hands their tasks to workers and merges the
@@ -14,12 +15,12 @@ struct Cli {
     args: CoordinatorArgs,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
-    log_format: retro_coordinator::cli::LogFormat,
+    log_format: LogFormat,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    retro_coordinator::cli::init_logging(cli.log_format);
+    init_logging(cli.log_format, "info");
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

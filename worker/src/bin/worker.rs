@@ -1,7 +1,7 @@
 //! `worker --coordinator URL`: runs a retro worker.
 
 use clap::Parser;
-use retro_coordinator::cli::{init_logging, LogFormat};
+use retro_pipeline::process::{init_logging, LogFormat};
 use retro_worker::cli::{run_cli, WorkerArgs};
 use std::process::ExitCode;
 
@@ -19,7 +19,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
+    init_logging(cli.log_format, "info");
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

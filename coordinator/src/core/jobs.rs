@@ -1,0 +1,225 @@
+//! A job's life from the coordinator's side: planned, resumed, cancelled, finished.
+//!
+//! [`Core::create_job`] plans a job as one task per stage (adopting the intact tables of an
+//! earlier solve found in its directory); the embedded solve (`retro solve`) finds or creates
+//! its own job with [`Core::ensure_embedded_job`]. After every merge the manifest is rewritten
+//! from the database ([`Core::write_manifest`]), and when the last task is done the job is
+//! finished: count table, final manifest, shards removed ([`Core::finish_if_complete`]).
+//! Cancelling only stops handing out tasks; workers learn it at their next heartbeat.
+
+use super::{Core, Refusal};
+use crate::db::DATABASE_FILES;
+use crate::job_state::JobState;
+use crate::merge;
+use crate::task_state::TaskState;
+use anyhow::{Context, Result};
+use retro_engine::Game;
+use retro_musashi::Musashi;
+use retro_pipeline::definition::MUSASHI;
+use retro_pipeline::stage::stage_positions;
+use retro_pipeline::{definition, game_from_definition, grows_into, job_dir};
+use retro_store::SliceRecord;
+use tracing::info;
+
+impl Core {
+    /// The job of the embedded solve (`retro solve`): the one whose directory is the data
+    /// directory itself. Created (adopting intact tables already there) if missing; resumed if
+    /// it was interrupted, cancelled or failed; a smaller solve of the same board is grown (see
+    /// [`grows_into`]). Fails if the directory holds another solve.
+    pub fn ensure_embedded_job(&mut self, game: &Musashi, level: i32) -> Result<u64> {
+        let rows = self.db.read().jobs()?;
+        if let Some(row) = rows.iter().find(|r| r.dir == ".") {
+            let wanted = definition(game);
+            if row.definition != wanted && grows_into(&row.definition, &wanted) {
+                // A larger solve of the same board: the old job steps aside (it keeps its
+                // history, no longer the directory), and the new one adopts its finished stages.
+                let old = row.id;
+                self.jobs.remove(&old);
+                self.db.transaction(|tx| {
+                    tx.set_job_dir(old, "")?;
+                    tx.event(
+                        Some(old),
+                        None,
+                        None,
+                        None,
+                        "grown",
+                        "a larger solve took over",
+                    )
+                })?;
+                self.db.read().set_job_state(
+                    old,
+                    JobState::Cancelled,
+                    "grown into a larger solve",
+                )?;
+                info!(
+                    job = old,
+                    "growing the embedded solve: finished stages are adopted"
+                );
+                return self.create_job(game, level, Some("."));
+            }
+            if row.definition != wanted {
+                anyhow::bail!(
+                    "{}: holds a different solve ({} on {}, max browns {}); choose another --out",
+                    self.config.data.display(),
+                    row.game,
+                    row.definition["board"].as_str().unwrap_or("?"),
+                    row.definition["max_browns"]
+                );
+            }
+            let id = row.id;
+            if row.state != JobState::Running && row.state != JobState::Done {
+                self.db.read().set_job_state(id, JobState::Running, "")?;
+                let mut row = row.clone();
+                row.state = JobState::Running;
+                self.load_job(row)?;
+                self.recover(id)?;
+            } else if row.state == JobState::Done && !self.jobs.contains_key(&id) {
+                // A finished job is checked again: a damaged table is solved again.
+                let row = row.clone();
+                self.load_job(row)?;
+                self.jobs.get_mut(&id).expect("loaded").row.state = JobState::Running;
+                self.db.read().set_job_state(id, JobState::Running, "")?;
+                self.recover(id)?;
+            }
+            return Ok(id);
+        }
+        self.create_job(game, level, Some("."))
+    }
+
+    /// The game and zstd level of the embedded solve's job, if the database has one.
+    pub fn embedded_job(&self) -> Result<Option<(Musashi, i32)>> {
+        let rows = self.db.read().jobs()?;
+        let Some(row) = rows.into_iter().find(|r| r.dir == ".") else {
+            return Ok(None);
+        };
+        let game = game_from_definition(&row.game, &row.definition)
+            .with_context(|| format!("job {}", row.id))?;
+        Ok(Some((game, row.level)))
+    }
+
+    /// Plans a new job: creates its directory (or adopts the intact tables of an earlier solve
+    /// of the same definition in it) and its tasks, one per stage.
+    pub fn create_job(&mut self, game: &Musashi, level: i32, dir: Option<&str>) -> Result<u64> {
+        let def = definition(game);
+        let id = self.db.transaction(|tx| {
+            let id = tx.insert_job(MUSASHI, &def, level, dir.unwrap_or(""))?;
+            if dir.is_none() {
+                tx.set_job_dir(id, &format!("jobs/{id:06}"))?;
+            }
+            Ok(id)
+        })?;
+        let row = self.db.read().job(id)?.expect("just inserted");
+        let job_path = self.config.data.join(&row.dir);
+        let planned = (|| {
+            let mut manifest = job_dir::prepare(&job_path, game, &DATABASE_FILES)?;
+            let intact = job_dir::check_finished(&job_path, game, &mut manifest);
+            let stages = game.stages();
+            self.db.transaction(|tx| {
+                for (i, stage) in stages.iter().enumerate() {
+                    let state = if intact[i] {
+                        TaskState::Done
+                    } else {
+                        TaskState::Pending
+                    };
+                    tx.insert_task(id, i, &stage.name, state, stage_positions(game, stage))?;
+                    if intact[i] {
+                        tx.event(
+                            Some(id),
+                            Some(i),
+                            Some(0),
+                            None,
+                            "adopted",
+                            "intact tables found",
+                        )?;
+                    }
+                }
+                for r in &manifest.slices {
+                    tx.put_slice(id, r.id, r.stage, &serde_json::to_string(r)?)?;
+                }
+                tx.event(Some(id), None, None, None, "submitted", &row.dir)
+            })
+        })();
+        if let Err(e) = planned {
+            self.db
+                .read()
+                .set_job_state(id, JobState::Failed, &format!("{e:#}"))?;
+            return Err(e);
+        }
+        info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
+        self.load_job(row)?;
+        self.write_manifest(id)?;
+        self.finish_if_complete(id)?;
+        Ok(id)
+    }
+
+    /// Cancels a job: no more tasks are given out, running ones are abandoned.
+    pub fn cancel(&mut self, id: u64) -> Result<(), Refusal> {
+        let job = self
+            .jobs
+            .get_mut(&id)
+            .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
+        if job.row.state != JobState::Running {
+            return Err(Refusal::FailedPrecondition(format!(
+                "job {id} is {}, not running",
+                job.row.state
+            )));
+        }
+        job.row.state = JobState::Cancelled;
+        self.db.transaction(|tx| {
+            tx.set_job_state(id, JobState::Cancelled, "cancelled by request")?;
+            tx.event(Some(id), None, None, None, "cancelled", "")
+        })?;
+        info!(job = id, "job cancelled");
+        Ok(())
+    }
+
+    /// The pending stage of job `id` that needs the most memory, with that estimate.
+    pub fn largest_pending_stage(&self, id: u64) -> Result<Option<(usize, u64)>> {
+        let job = self.jobs.get(&id).context("job not loaded")?;
+        Ok(job
+            .tasks
+            .iter()
+            .filter(|t| t.state != TaskState::Done)
+            .map(|t| (t.stage, job.memory[t.stage]))
+            .max_by_key(|&(_, m)| m))
+    }
+
+    /// The merged slice records of a job.
+    pub(super) fn records(&self, job: u64) -> Result<Vec<SliceRecord>> {
+        self.db
+            .read()
+            .slices(job)?
+            .iter()
+            .map(|r| serde_json::from_str(r).context("slice record in the database"))
+            .collect()
+    }
+
+    /// Rewrites the job's manifest from the database.
+    pub(super) fn write_manifest(&self, id: u64) -> Result<()> {
+        let job = &self.jobs[&id];
+        let mut manifest = job_dir::fresh_manifest(&job.game);
+        manifest.slices = self.records(id)?;
+        manifest.complete = job.tasks.iter().all(|t| t.state == TaskState::Done);
+        manifest.save(&job.dir)?;
+        Ok(())
+    }
+
+    /// When every task is done: count table, final manifest, shards removed, job done.
+    pub(super) fn finish_if_complete(&mut self, id: u64) -> Result<()> {
+        let job = &self.jobs[&id];
+        if job.row.state != JobState::Running
+            || !job.tasks.iter().all(|t| t.state == TaskState::Done)
+        {
+            return Ok(());
+        }
+        let records = self.records(id)?;
+        merge::finalize(job, records)?;
+        self.db.transaction(|tx| {
+            tx.set_job_state(id, JobState::Done, "")?;
+            tx.event(Some(id), None, None, None, "job_done", "")
+        })?;
+        self.jobs.get_mut(&id).expect("loaded").row.state = JobState::Done;
+        info!(job = id, "job done");
+        Ok(())
+    }
+}

@@ -1,0 +1,105 @@
+//! Leases: how a task gets back from a worker that went silent.
+//!
+//! A task given out is held under a lease that the worker renews with every heartbeat (which
+//! also carries its progress). [`Core::reap`], run a few times per lease, releases every task
+//! whose lease ran out, so that another worker can take it as a new attempt; the silent
+//! worker's attempt is fenced by its number and its late report refused. A heartbeat naming a
+//! task its worker no longer holds (released, or its job cancelled) tells the worker to
+//! abandon it. Leases and progress live in memory only: after a restart, `recovery.rs` grants
+//! every running task a fresh lease.
+
+use super::runtime::task_key;
+use super::{Core, Refusal, TaskKey};
+use crate::job_state::JobState;
+use crate::task_state::TaskState;
+use anyhow::Result;
+use retro_proto as pb;
+use std::time::Instant;
+use tracing::{info, warn};
+
+impl Core {
+    /// A worker's heartbeat: renews the leases of the tasks it still holds, and returns those
+    /// it must abandon (lost lease, cancelled job).
+    pub fn heartbeat(
+        &mut self,
+        worker: u64,
+        running: &[pb::TaskProgress],
+    ) -> Result<Vec<pb::TaskProgress>, Refusal> {
+        self.touch(worker)?;
+        let mut abandon = Vec::new();
+        for p in running {
+            let key = (p.job_id, task_key(p.stage, p.step));
+            let held = self.jobs.get(&p.job_id).is_some_and(|j| {
+                j.row.state == JobState::Running
+                    && j.task(key.1).is_some_and(|t| t.held_by(worker, p.attempt))
+            });
+            if held {
+                self.grant_lease(key.0, key.1);
+                self.progress.insert(key, (p.ply, p.positions_done));
+            } else {
+                abandon.push(*p);
+            }
+        }
+        Ok(abandon)
+    }
+
+    /// Takes back the tasks of silent workers and forgets workers gone for good. Called
+    /// periodically.
+    pub fn reap(&mut self) -> Result<()> {
+        let now = Instant::now();
+        let expired: Vec<(u64, TaskKey)> = self
+            .leases
+            .iter()
+            .filter(|(_, &until)| until < now)
+            .map(|(&k, _)| k)
+            .collect();
+        for (id, key) in expired {
+            self.end_lease(id, key);
+            let Some(job) = self.jobs.get_mut(&id) else {
+                continue;
+            };
+            let Some(mut task) = job.task(key).cloned() else {
+                continue;
+            };
+            if task.state != TaskState::Running {
+                continue;
+            }
+            let worker = task.worker_id;
+            task.release()?;
+            warn!(job = id, stage = %task.name, attempt = task.attempt, ?worker, "lease expired: the worker is silent; the task goes back to the queue");
+            self.db.transaction(|tx| {
+                tx.record_task(id, &task, task.attempt, worker, "lease_expired", "")
+            })?;
+            job.set_task(task);
+        }
+        let lease = self.config.lease;
+        self.workers.retain(|id, w| {
+            let alive = now.duration_since(w.last_seen) < lease * 4;
+            if !alive {
+                info!(worker = id, name = %w.name, "worker gone");
+            }
+            alive
+        });
+        Ok(())
+    }
+
+    /// Grants task `key` of job `id` a lease, or renews it: it runs out one lease from now.
+    pub(super) fn grant_lease(&mut self, id: u64, key: TaskKey) {
+        self.leases
+            .insert((id, key), Instant::now() + self.config.lease);
+    }
+
+    /// Ends the lease of task `key` of job `id` and forgets its progress: the task was
+    /// merged, released or failed, so no heartbeat renews it any more.
+    pub(super) fn end_lease(&mut self, id: u64, key: TaskKey) {
+        self.leases.remove(&(id, key));
+        self.progress.remove(&(id, key));
+    }
+
+    /// Ends the leases of every step of `stage` of job `id` (the stage starts again).
+    pub(super) fn end_step_leases(&mut self, id: u64, stage: usize) {
+        let of_stage = |&(j, (s, step)): &(u64, TaskKey)| j == id && s == stage && step.is_some();
+        self.leases.retain(|k, _| !of_stage(k));
+        self.progress.retain(|k, _| !of_stage(k));
+    }
+}

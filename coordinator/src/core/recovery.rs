@@ -1,0 +1,122 @@
+//! Loading a job from the database and making it consistent again.
+//!
+//! A coordinator can stop at any instant: between a worker writing its shards and reporting
+//! them, in the middle of a merge, after a step merged but before the barrier looked at it.
+//! Every durable change is one transaction, so the database is always consistent; what may be
+//! left over is on disk (temporaries, shards and step files of attempts that will never
+//! report) or in memory only (leases). [`Core::recover`] removes the former, re-checks every
+//! merged table against its checksum (a damaged one reopens its task), gives running tasks a
+//! fresh lease (their workers either renew it or lose it), decides the step barrier again,
+//! and rewrites the manifest. Running it twice is harmless.
+
+use super::{Core, JobRuntime};
+use crate::db::JobRow;
+use crate::merge;
+use crate::steps;
+use crate::task_state::TaskState;
+use anyhow::{Context, Result};
+use retro_engine::Game;
+use retro_pipeline::stage::stage_min_memory;
+use retro_pipeline::storage::Storage;
+use retro_pipeline::{game_from_definition, job_dir, LocalStorage};
+use std::time::Instant;
+use tracing::{info_span, warn};
+
+impl Core {
+    /// Loads job `row` from the database into memory (its tasks, steps and step files, its
+    /// game and the memory estimates of its stages), as it is: [`Core::recover`] then makes
+    /// it consistent.
+    pub(super) fn load_job(&mut self, row: JobRow) -> Result<()> {
+        let game = game_from_definition(&row.game, &row.definition)
+            .with_context(|| format!("job {}", row.id))?;
+        let dir = self.config.data.join(&row.dir);
+        let tasks = self.db.read().tasks(row.id)?;
+        let steps = self
+            .db
+            .read()
+            .steps(row.id)?
+            .into_iter()
+            .map(|t| {
+                let (slot, ply) = t.step.expect("a step row");
+                ((t.stage, slot, ply), t)
+            })
+            .collect();
+        let step_files = self.db.read().step_files(row.id)?;
+        let memory = (0..game.stages().len())
+            .map(|i| stage_min_memory(&game, i))
+            .collect();
+        let mut job = JobRuntime {
+            memory,
+            stages: game.stages(),
+            storage: LocalStorage::new(&dir),
+            dir,
+            tasks,
+            steps,
+            step_files,
+            started: Instant::now(),
+            positions_at_start: 0,
+            game,
+            row,
+        };
+        job.positions_at_start = job.positions_done();
+        self.jobs.insert(job.row.id, job);
+        Ok(())
+    }
+
+    /// Brings a job loaded from the database back to a consistent state: temporaries and
+    /// shards of dead attempts removed, every merged table checked against its checksum
+    /// (damaged ones reopen their task), running tasks given a fresh lease, the manifest
+    /// rewritten from the database.
+    pub(super) fn recover(&mut self, id: u64) -> Result<()> {
+        let _span = info_span!("job", job = id).entered();
+        let job = &self.jobs[&id];
+        if !job.dir.is_dir() {
+            std::fs::create_dir_all(&job.dir)
+                .with_context(|| format!("cannot create {}", job.dir.display()))?;
+        }
+        job_dir::remove_stale_temporaries(&job.dir)?;
+        merge::remove_dead_shards(job)?;
+        for dir in steps::dead_step_dirs(job) {
+            job.storage.remove_prefix(&dir)?;
+        }
+        let records = self.records(id)?;
+        let damaged = merge::damaged_stages(&self.jobs[&id], &records);
+        for (stage, why) in damaged {
+            warn!(
+                job = id,
+                "{why}; solving {} again", self.jobs[&id].tasks[stage].name
+            );
+            let mut task = self.jobs[&id].tasks[stage].clone();
+            task.reopen()?;
+            self.db.transaction(|tx| {
+                tx.delete_stage_slices(id, stage)?;
+                tx.record_task(id, &task, task.attempt, None, "table_damaged", &why)
+            })?;
+            self.jobs.get_mut(&id).expect("loaded").tasks[stage] = task;
+        }
+        let running: Vec<_> = self.jobs[&id]
+            .all_tasks()
+            .filter(|t| t.state == TaskState::Running)
+            .map(|t| t.key())
+            .collect();
+        for key in running {
+            self.grant_lease(id, key);
+        }
+        // A step merged just before a crash may have completed its ply: the barrier is checked
+        // again (deciding it twice is harmless: it reads only merged steps and their files).
+        let stepping: Vec<usize> = self.jobs[&id]
+            .tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Stepping)
+            .map(|t| t.stage)
+            .collect();
+        for stage in stepping {
+            self.advance_steps(id, stage)?;
+        }
+        let job = self.jobs.get_mut(&id).expect("loaded");
+        job.positions_at_start = job.positions_done();
+        self.write_manifest(id)?;
+        self.finish_if_complete(id)?;
+        Ok(())
+    }
+}

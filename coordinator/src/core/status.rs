@@ -1,0 +1,193 @@
+//! What the coordinator tells about its jobs: status reports and metrics.
+//!
+//! A loaded job's status is computed from memory, with live progress from heartbeats and a
+//! rate measured since this coordinator process took the job over; any other job in the
+//! database is reported from its rows. Pending tasks are shown as *ready* or *blocked*
+//! (derived, never stored). When nothing runs, the note says why: no worker connected, or
+//! none with the memory the next task needs. Nothing here changes state.
+
+use super::{Core, JobRuntime, Refusal};
+use crate::db::TaskRow;
+use crate::job_state::JobState;
+use crate::task_state::TaskState;
+use retro_pipeline::stage::{human_bytes, task_capacity};
+use retro_proto as pb;
+use std::collections::BTreeMap;
+
+impl Core {
+    /// Status of one job (any job in the database).
+    pub fn status(&self, id: u64) -> Result<pb::JobStatus, Refusal> {
+        if let Some(job) = self.jobs.get(&id) {
+            return Ok(self.job_status(job));
+        }
+        let row = self
+            .db
+            .read()
+            .job(id)?
+            .ok_or_else(|| Refusal::NotFound(format!("no job {id}")))?;
+        let tasks = self.db.read().tasks(id)?;
+        let positions: u64 = tasks.iter().map(|t| t.positions).sum();
+        let done: u64 = tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Done)
+            .map(|t| t.positions)
+            .sum();
+        Ok(pb::JobStatus {
+            job_id: id,
+            state: row.state.as_str().into(),
+            description: describe(&row.definition),
+            job_dir: row.dir,
+            tasks: Vec::new(),
+            positions_done: done,
+            positions,
+            positions_per_second: 0.0,
+            eta_seconds: -1.0,
+            live_workers: self.live_workers() as u32,
+            note: row.note,
+            elapsed_seconds: 0.0,
+        })
+    }
+
+    /// The status of a loaded job: its tasks with live progress, the rate since this process
+    /// took it over, and a note on why nothing runs when nothing does.
+    fn job_status(&self, job: &JobRuntime) -> pb::JobStatus {
+        let id = job.row.id;
+        let mut tasks = Vec::new();
+        let mut done = 0u64;
+        for t in &job.tasks {
+            let (mut ply, progress) = self.progress.get(&(id, t.key())).copied().unwrap_or((0, 0));
+            let steps = || job.steps.values().filter(|s| s.stage == t.stage);
+            let positions_done = match t.state {
+                TaskState::Done => t.positions,
+                TaskState::Running => progress.min(t.positions),
+                // A split stage: the slices whose finish step is merged.
+                TaskState::Stepping => steps()
+                    .filter(|s| s.state == TaskState::Done && s.step.is_some_and(|(_, p)| p == 0))
+                    .map(|s| s.positions)
+                    .sum(),
+                TaskState::Pending => 0,
+            };
+            if t.state == TaskState::Stepping {
+                ply = steps()
+                    .filter_map(|s| s.step.map(|(_, p)| p))
+                    .max()
+                    .unwrap_or(0);
+            }
+            done += positions_done;
+            tasks.push(pb::TaskStatus {
+                stage: t.stage as u32,
+                name: t.name.clone(),
+                state: shown_state(job, t).into(),
+                attempt: t.attempt,
+                worker_id: t.worker_id.unwrap_or(0),
+                ply,
+                positions_done,
+                positions: t.positions,
+                slices: job.stages[t.stage].slices.len() as u32,
+            });
+        }
+        let positions: u64 = job.tasks.iter().map(|t| t.positions).sum();
+        let elapsed = job.started.elapsed().as_secs_f64();
+        let rate = done.saturating_sub(job.positions_at_start) as f64 / elapsed.max(1e-3);
+        let eta = if job.row.state == JobState::Done {
+            0.0
+        } else if rate > 0.0 {
+            (positions - done) as f64 / rate
+        } else {
+            -1.0
+        };
+        let live = self.live_workers();
+        let largest_capacity = self
+            .workers
+            .values()
+            .filter(|w| w.last_seen.elapsed() < self.config.lease)
+            .map(|w| task_capacity(w.memory_budget))
+            .max()
+            .unwrap_or(0);
+        let smallest_ready = job
+            .tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Pending && job.ready(t.stage))
+            .map(|t| job.memory[t.stage])
+            .min();
+        let note = if job.row.state == JobState::Running && live == 0 {
+            "waiting for a worker: none is connected (start one with `worker --coordinator URL`)"
+                .to_string()
+        } else if job.row.state == JobState::Running
+            && !job.all_tasks().any(|t| t.state == TaskState::Running)
+            && smallest_ready.is_some_and(|need| need > largest_capacity)
+        {
+            format!(
+                "waiting for a worker with a larger memory budget: the next task needs about {} to run, live workers offer at most {} (three quarters of --memory-budget)",
+                human_bytes(smallest_ready.unwrap_or(0)),
+                human_bytes(largest_capacity)
+            )
+        } else {
+            job.row.note.clone()
+        };
+        pb::JobStatus {
+            job_id: id,
+            state: job.row.state.as_str().into(),
+            description: describe(&job.row.definition),
+            job_dir: job.dir.display().to_string(),
+            tasks,
+            positions_done: done,
+            positions,
+            positions_per_second: rate,
+            eta_seconds: eta,
+            live_workers: live as u32,
+            note,
+            elapsed_seconds: elapsed,
+        }
+    }
+
+    /// Every job in the database, oldest first.
+    pub fn list(&self) -> Result<Vec<pb::JobStatus>, Refusal> {
+        let ids: Vec<u64> = self.db.read().jobs()?.iter().map(|r| r.id).collect();
+        ids.into_iter().map(|id| self.status(id)).collect()
+    }
+
+    /// Counts of tasks by state over all loaded jobs, for metrics.
+    pub fn task_counts(&self) -> BTreeMap<String, u64> {
+        let mut counts = BTreeMap::new();
+        for job in self.jobs.values() {
+            for t in job.all_tasks() {
+                *counts.entry(shown_state(job, t).to_string()).or_insert(0) += 1;
+            }
+        }
+        counts
+    }
+
+    /// Positions per second over running jobs.
+    pub fn throughput(&self) -> f64 {
+        self.jobs
+            .values()
+            .filter(|j| j.row.state == JobState::Running)
+            .map(|j| self.job_status(j).positions_per_second)
+            .sum()
+    }
+}
+
+/// "BOARD25, max browns 16".
+fn describe(definition: &serde_json::Value) -> String {
+    format!(
+        "musashi on {}, max browns {}",
+        definition["board"].as_str().unwrap_or("?"),
+        definition["max_browns"]
+    )
+}
+
+/// What a status report and the metrics call a task's state: its stored state, except that a
+/// pending task is "ready" (a step, or a stage whose inputs are all done) or "blocked".
+fn shown_state(job: &JobRuntime, t: &TaskRow) -> &'static str {
+    match t.state {
+        TaskState::Pending if t.step.is_some() || job.ready(t.stage) => READY,
+        TaskState::Pending => BLOCKED,
+        state => state.as_str(),
+    }
+}
+
+/// The shown state of a pending task that can be given out now.
+const READY: &str = "ready";
+/// The shown state of a pending stage that reads a stage not done yet.
+const BLOCKED: &str = "blocked";
