@@ -455,49 +455,67 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 },
             );
             let mut touched = touched_union(pushed, from_exits);
+            // Whether the position `(to, to_key)`, with `side` to move, got the value `ply`.
+            let has_ply_value = |side: Side, out: &mut SlotLists, to: SliceId, to_key: u64| {
+                let t = slot_of[to.0 as usize];
+                out.touch(t);
+                let ti = game.index(to, to_key) as usize;
+                let target = section(t as usize, side);
+                target.is_final(ti) && u32::from(target.values[ti].load(Relaxed)) == ply
+            };
+            let value = (ply + 1) as u8;
             for side in Side::BOTH.into_iter().filter(|t| pull[t.index()]) {
-                let pulled = pull_ply(
-                    game,
-                    stage,
-                    side,
-                    batch,
-                    &lens,
-                    &final_bits,
-                    &sink,
-                    &clocks,
-                    |s, key, i, out| {
-                        let slice = stage.slices[s as usize];
-                        let own = section(s as usize, side);
-                        let mut has_ply_value = |to: SliceId, to_key: u64| {
-                            let t = slot_of[to.0 as usize];
-                            out.touch(t);
-                            let ti = game.index(to, to_key) as usize;
-                            let target = section(t as usize, side.other());
-                            target.is_final(ti) && u32::from(target.values[ti].load(Relaxed)) == ply
-                        };
-                        let value = (ply + 1) as u8;
-                        if claims {
-                            let found = any_move(game, side, slice, key, &mut has_ply_value);
+                let pulled = if claims {
+                    pull_ply(
+                        game,
+                        stage,
+                        side,
+                        batch,
+                        &lens,
+                        &final_bits,
+                        &sink,
+                        &clocks,
+                        |s, key, i, out| {
+                            let slice = stage.slices[s as usize];
+                            let found = any_move(game, side, slice, key, &mut |to, k| {
+                                has_ply_value(side.other(), out, to, k)
+                            });
                             if found {
-                                own.values[i as usize].store(value, Relaxed);
+                                section(s as usize, side).values[i as usize].store(value, Relaxed);
                             }
-                            return found;
-                        }
-                        // Only this task touches the position in this phase of the ply.
-                        let cell = &own.values[i as usize];
-                        let counter = u32::from(cell.load(Relaxed));
-                        if counter == 0 {
-                            return false; // cannot lose
-                        }
-                        let won = count_moves(game, side, slice, key, &mut has_ply_value);
-                        if won >= counter {
-                            cell.store(value, Relaxed);
-                            return true;
-                        }
-                        cell.store((counter - won) as u8, Relaxed);
-                        false
-                    },
-                );
+                            found
+                        },
+                    )
+                } else {
+                    pull_ply(
+                        game,
+                        stage,
+                        side,
+                        batch,
+                        &lens,
+                        &final_bits,
+                        &sink,
+                        &clocks,
+                        |s, key, i, out| {
+                            // Only this task touches the position in this phase of the ply.
+                            let cell = &section(s as usize, side).values[i as usize];
+                            let counter = u32::from(cell.load(Relaxed));
+                            if counter == 0 {
+                                return false; // cannot lose
+                            }
+                            let slice = stage.slices[s as usize];
+                            let won = count_moves(game, side, slice, key, &mut |to, k| {
+                                has_ply_value(side.other(), out, to, k)
+                            });
+                            if won >= counter {
+                                cell.store(value, Relaxed);
+                                return true;
+                            }
+                            cell.store((counter - won) as u8, Relaxed);
+                            false
+                        },
+                    )
+                };
                 touched = touched_union(touched, pulled);
             }
             frontier.release();

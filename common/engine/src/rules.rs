@@ -270,6 +270,24 @@ struct Start {
     exit_loss: Option<u8>,
 }
 
+impl Start {
+    /// Records a move whose result has the final value `v` (for the opponent): false if `v`
+    /// is the non-canonical marker.
+    #[inline(always)]
+    fn exit(&mut self, v: u8, cannot_lose: &mut bool) -> bool {
+        match v {
+            0 => *cannot_lose = true,
+            0xFF => return false,
+            v if v % 2 == 1 => {
+                *cannot_lose = true;
+                self.exit_loss = Some(self.exit_loss.map_or(v, |m| m.min(v)));
+            }
+            v => self.exit_win = Some(self.exit_win.map_or(v, |m| m.max(v))),
+        }
+        true
+    }
+}
+
 /// Classifies the canonical position `(side, slice, key)`. Fails with a description when the
 /// game breaks a contract of [`Game`].
 #[inline(always)]
@@ -299,22 +317,15 @@ fn start<G: Game, F: FinalValues, const FIRST: bool>(
                     problem = Some(format!("a position has more than {MAX_MOVES} moves"));
                 }
             }
-            Move::Final(_, _) | Move::Known(_) => {
-                let v = match mv {
-                    Move::Final(to, to_key) => {
-                        finals.value(side.other(), to, game.index(to, to_key)).0
-                    }
-                    Move::Known(v) => v.0,
-                    Move::InStage(..) => unreachable!("matched above"),
-                };
-                match v {
-                    0 => cannot_lose = true,
-                    0xFF => problem = Some(format!("a move ({mv:?}) reaches a non-canonical slot")),
-                    v if v % 2 == 1 => {
-                        cannot_lose = true;
-                        s.exit_loss = Some(s.exit_loss.map_or(v, |m| m.min(v)));
-                    }
-                    v => s.exit_win = Some(s.exit_win.map_or(v, |m| m.max(v))),
+            Move::Final(to, to_key) => {
+                let v = finals.value(side.other(), to, game.index(to, to_key)).0;
+                if !s.exit(v, &mut cannot_lose) {
+                    problem = Some(format!("a move to {to:?} reaches a non-canonical slot"));
+                }
+            }
+            Move::Known(v) => {
+                if !s.exit(v.0, &mut cannot_lose) {
+                    problem = Some("a move's known value is the non-canonical marker".into());
                 }
             }
         }
