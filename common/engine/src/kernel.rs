@@ -23,8 +23,8 @@ use crate::frontier::{Frontier, SlotLists};
 use crate::game::{Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::rules::{
-    any_move, apply, count_moves, finish_section, for_each_target_of, Section, Seeds, SideRoles,
-    Sweep,
+    any_move, apply, count_moves, finish_section, for_each_target_of, slots_of, Section, Seeds,
+    SideRoles, Sweep,
 };
 use crate::value::Value;
 use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
@@ -240,10 +240,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let clock = Instant::now();
     let roles = SideRoles::of(game);
     let push = game.has_unmoves();
-    let mut slot_of = vec![u32::MAX; game.slice_count()];
-    for (slot, slice) in stage.slices.iter().enumerate() {
-        slot_of[slice.0 as usize] = slot as u32;
-    }
+    let slot_of = slots_of(game, stage);
     let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
     let n = stage.slices.len();
     let lists = 2 * n;

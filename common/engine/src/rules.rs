@@ -26,7 +26,7 @@
 //! once per successor orbit, so nothing decrements it after it reaches zero, and a claimed
 //! position's decrements are refused by its final bit. Positions never made final are draws.
 
-use crate::game::{Game, Move, Side, SliceId};
+use crate::game::{Game, Move, Side, SliceId, Stage};
 use crate::kernel::{FinalValues, MAX_MOVES};
 use crate::value::Value;
 use arrayvec::ArrayVec;
@@ -43,6 +43,16 @@ pub(crate) const fn side_of(first: bool) -> Side {
     } else {
         Side::Second
     }
+}
+
+/// The slot of every slice id in `stage` (`u32::MAX` for slices outside it): how both drivers
+/// turn a move's slice into a place in the stage's arrays.
+pub(crate) fn slots_of<G: Game>(game: &G, stage: &Stage) -> Vec<u32> {
+    let mut slot_of = vec![u32::MAX; game.slice_count()];
+    for (slot, slice) in stage.slices.iter().enumerate() {
+        slot_of[slice.0 as usize] = slot as u32;
+    }
+    slot_of
 }
 
 /// What the kernel must do for each side, derived once from [`Game::can_win`] and

@@ -25,7 +25,9 @@ use crate::atomic::ByteArray;
 use crate::game::{Game, Side, Stage};
 use crate::kernel::{FinalValues, KernelError, SolvedSlice, MAX_MOVES};
 use crate::meter::SlotClocks;
-use crate::rules::{apply, finish_section, for_each_target_of, Section, Seeds, SideRoles, Sweep};
+use crate::rules::{
+    apply, finish_section, for_each_target_of, slots_of, Section, Seeds, SideRoles, Sweep,
+};
 use crate::value::Value;
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
@@ -145,15 +147,6 @@ pub struct StepOutput {
     pub canonical: u64,
     /// CPU time of the step's threads.
     pub cpu: std::time::Duration,
-}
-
-/// Slot of every slice id in `stage` (`u32::MAX` for slices outside it).
-fn slots_of<G: Game>(game: &G, stage: &Stage) -> Vec<u32> {
-    let mut slot_of = vec![u32::MAX; game.slice_count()];
-    for (slot, slice) in stage.slices.iter().enumerate() {
-        slot_of[slice.0 as usize] = slot as u32;
-    }
-    slot_of
 }
 
 /// The first step of slot `slot` of `stage`: initialises its arrays from the final values of
