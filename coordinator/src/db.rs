@@ -126,83 +126,49 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-impl TaskState {
-    /// The text stored in the `state` column of `tasks` and `steps`, also shown in status
-    /// reports and metrics. Never change a word: databases already hold them.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Pending => "pending",
-            TaskState::Running => "running",
-            TaskState::Done => "done",
-            TaskState::Stepping => "stepping",
+/// The text a state enum is stored as, and its conversions at the SQLite boundary: one
+/// definition for task and job states. `$what` names the kind in the error for an unknown word.
+macro_rules! stored_state {
+    ($state:ident, $what:literal, $doc:literal, { $($variant:ident => $text:literal),+ $(,)? }) => {
+        impl $state {
+            #[doc = $doc]
+            /// Never change a word: databases already hold them.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($state::$variant => $text,)+
+                }
+            }
+
+            /// The state stored as `text`, if it is one.
+            fn from_stored(text: &str) -> Option<$state> {
+                [$($state::$variant),+].into_iter().find(|s| s.as_str() == text)
+            }
         }
-    }
 
-    /// The state stored as `text`, if it is one.
-    fn from_stored(text: &str) -> Option<TaskState> {
-        [
-            TaskState::Pending,
-            TaskState::Running,
-            TaskState::Done,
-            TaskState::Stepping,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
-}
-
-impl ToSql for TaskState {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
-    }
-}
-
-impl FromSql for TaskState {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<TaskState> {
-        let text = value.as_str()?;
-        TaskState::from_stored(text)
-            .ok_or_else(|| FromSqlError::Other(format!("unknown task state '{text}'").into()))
-    }
-}
-
-impl JobState {
-    /// The text stored in the `state` column of `jobs`, also shown in status reports. Never
-    /// change a word: databases already hold them.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Running => "running",
-            JobState::Done => "done",
-            JobState::Cancelled => "cancelled",
-            JobState::Failed => "failed",
+        impl ToSql for $state {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                Ok(ToSqlOutput::from(self.as_str()))
+            }
         }
-    }
 
-    /// The state stored as `text`, if it is one.
-    fn from_stored(text: &str) -> Option<JobState> {
-        [
-            JobState::Running,
-            JobState::Done,
-            JobState::Cancelled,
-            JobState::Failed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
+        impl FromSql for $state {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<$state> {
+                let text = value.as_str()?;
+                $state::from_stored(text).ok_or_else(|| {
+                    FromSqlError::Other(format!(concat!("unknown ", $what, " state '{}'"), text).into())
+                })
+            }
+        }
+    };
 }
 
-impl ToSql for JobState {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
-    }
-}
+stored_state!(TaskState, "task",
+    "The text stored in the `state` column of `tasks` and `steps`, also shown in status reports and metrics.",
+    { Pending => "pending", Running => "running", Done => "done", Stepping => "stepping" });
 
-impl FromSql for JobState {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<JobState> {
-        let text = value.as_str()?;
-        JobState::from_stored(text)
-            .ok_or_else(|| FromSqlError::Other(format!("unknown job state '{text}'").into()))
-    }
-}
+stored_state!(JobState, "job",
+    "The text stored in the `state` column of `jobs`, also shown in status reports.",
+    { Running => "running", Done => "done", Cancelled => "cancelled", Failed => "failed" });
 
 /// A job as stored.
 #[derive(Clone, Debug)]
