@@ -80,7 +80,7 @@ pub fn coordinator_token(file: Option<&Path>, data: &Path) -> Result<String> {
 }
 
 /// Runs a coordinator until Ctrl-C or SIGTERM.
-pub async fn run(args: CoordinatorArgs) -> Result<()> {
+pub async fn run(args: CoordinatorArgs, open_game: retro_pipeline::OpenGame) -> Result<()> {
     let token = coordinator_token(args.token_file.as_deref(), &args.data)?;
     let lease = Duration::from_millis(args.lease_ms);
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -94,6 +94,7 @@ pub async fn run(args: CoordinatorArgs) -> Result<()> {
             heartbeat: (lease / 4).max(Duration::from_millis(25)),
             max_failures: 5,
             split_above: args.split_above,
+            open_game,
         },
         listen: args.listen,
         token,

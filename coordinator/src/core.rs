@@ -61,6 +61,9 @@ pub struct CoreConfig {
     /// step task per slice and ply, which any number of workers share; smaller stages are one
     /// task each. `u64::MAX`: never split.
     pub split_above: u64,
+    /// Opens the game of a job from its name and definition: the registry, given by the
+    /// binary (the coordinator never names a game).
+    pub open_game: retro_pipeline::OpenGame,
 }
 
 /// The default of `--split-above`: stages of at least 4e9 positions (both sides; on BOARD31

@@ -12,10 +12,7 @@ use crate::core::{JobRuntime, Refusal};
 use crate::db::TaskRow;
 use crate::task_state::TaskState;
 use anyhow::{Context, Result};
-use retro_engine::{Game, SliceId};
-use retro_musashi::counts::format_count_table;
-use retro_pipeline::counts::count_rows_from_manifest;
-use retro_pipeline::stage::table_file_name;
+use retro_engine::SliceId;
 use retro_pipeline::storage::{check_key, Storage};
 use retro_pipeline::{job_dir, COUNTS_FILE};
 use retro_proto as pb;
@@ -132,7 +129,7 @@ pub(crate) fn verify_shards(
             id: d.slice_id,
             stage: task.stage,
             name: job.game.slice_name(slice),
-            file: table_file_name(&job.game, slice),
+            file: job.game.table_file_name(slice),
             positions,
             bytes: d.bytes,
             checksum: d.checksum.clone(),
@@ -174,7 +171,7 @@ pub(crate) fn promote(
     req: &pb::CompleteTaskRequest,
 ) -> Result<()> {
     for d in &req.shards {
-        let file = table_file_name(&job.game, SliceId(d.slice_id));
+        let file = job.game.table_file_name(SliceId(d.slice_id));
         job.storage.promote(&d.path, &file)?;
     }
     job.storage.remove_prefix(&output_dir(job, task))
@@ -245,10 +242,10 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
 
 /// The last step of a job: count table, complete manifest, no shards left.
 pub(crate) fn finalize(job: &JobRuntime, records: Vec<SliceRecord>) -> Result<()> {
-    let mut manifest = job_dir::fresh_manifest(&job.game);
+    let mut manifest = job_dir::fresh_manifest(&*job.game);
     manifest.slices = records;
     manifest.complete = true;
-    let table = format_count_table(&count_rows_from_manifest(&job.game, &manifest));
+    let table = job.game.count_table(&manifest)?;
     job.storage.put(COUNTS_FILE, table.as_bytes())?;
     manifest.save(&job.dir)?;
     for dir in ["shards", "steps"] {

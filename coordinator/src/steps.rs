@@ -18,7 +18,6 @@
 use crate::core::{JobRuntime, Refusal};
 use crate::db::{StepFileRow, TaskRow};
 use crate::task_state::TaskState;
-use retro_engine::Game;
 use retro_pipeline::storage::check_key;
 use retro_proto as pb;
 use retro_store::SliceRecord;

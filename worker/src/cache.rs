@@ -12,7 +12,7 @@
 //! budget and are evicted least recently used first.
 
 use retro_engine::superstep::SlotState;
-use retro_engine::ByteArray;
+use retro_pipeline::FinalSlice;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -26,14 +26,14 @@ enum Key {
 }
 
 enum Entry {
-    Finals(Arc<ByteArray>),
+    Finals(Arc<FinalSlice>),
     State(SlotState),
 }
 
 impl Entry {
     fn bytes(&self) -> u64 {
         match self {
-            Entry::Finals(v) => v.len() as u64,
+            Entry::Finals(v) => v.bytes(),
             Entry::State(s) => s.bytes(),
         }
     }
@@ -59,7 +59,7 @@ impl MemoryCache {
     }
 
     /// The final values of `slice` of `job` whose table has `checksum`, if cached.
-    pub fn finals(&mut self, job: u64, slice: u32, checksum: &str) -> Option<Arc<ByteArray>> {
+    pub fn finals(&mut self, job: u64, slice: u32, checksum: &str) -> Option<Arc<FinalSlice>> {
         self.clock += 1;
         let clock = self.clock;
         match self
@@ -75,7 +75,7 @@ impl MemoryCache {
     }
 
     /// Keeps the final values of `slice` of `job` (table checksum `checksum`).
-    pub fn keep_finals(&mut self, job: u64, slice: u32, checksum: &str, values: Arc<ByteArray>) {
+    pub fn keep_finals(&mut self, job: u64, slice: u32, checksum: &str, values: Arc<FinalSlice>) {
         self.insert(
             Key::Finals(job, slice, checksum.to_string()),
             Entry::Finals(values),
@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn evicts_least_recently_used_within_capacity() {
         let mut c = MemoryCache::new(10);
-        let v = |n| Arc::new(ByteArray::zeroed(n));
+        let v = |n| Arc::new(FinalSlice([Some(retro_engine::ByteArray::zeroed(n)), None]));
         c.keep_finals(1, 1, "a", v(4));
         c.keep_finals(1, 2, "b", v(4));
         assert!(c.finals(1, 1, "a").is_some());

@@ -54,7 +54,7 @@ pub fn machine_memory() -> u64 {
 }
 
 /// Runs a worker until Ctrl-C or SIGTERM.
-pub async fn run_cli(args: WorkerArgs) -> Result<()> {
+pub async fn run_cli(args: WorkerArgs, open_game: retro_pipeline::OpenGame) -> Result<()> {
     let token = retro_proto::read_token(args.token_file.as_deref()).map_err(anyhow::Error::msg)?;
     let threads = match args.threads {
         Some(n) => n as usize,
@@ -77,6 +77,7 @@ pub async fn run_cli(args: WorkerArgs) -> Result<()> {
                 None => None,
             },
             scratch: args.scratch,
+            open_game,
         },
         stop,
     ));

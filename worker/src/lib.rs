@@ -50,6 +50,9 @@ pub struct WorkerOptions {
     /// Directory for the scratch files of out-of-core tasks [default: the job directory's
     /// `scratch/`]. Put it on a local disk, not on memory-backed tmpfs.
     pub scratch: Option<std::path::PathBuf>,
+    /// Opens the game of a task from its name and definition: the registry, given by the
+    /// binary (the worker never names a game).
+    pub open_game: retro_pipeline::OpenGame,
 }
 
 type Client = WorkerApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
@@ -238,16 +241,20 @@ async fn execute(
             (task.clone(), pool.clone(), cache.clone(), progress.clone());
         let usable = retro_pipeline::stage::task_capacity(options.memory_budget);
         let scratch = options.scratch.clone();
+        let open_game = options.open_game;
         tokio::task::spawn_blocking(move || match task.step {
-            Some(_) => task::run_step(&task, worker_id, &pool, &cache, &progress),
+            Some(_) => task::run_step(&task, open_game, worker_id, &pool, &cache, &progress),
             None => task::run_task(
                 &task,
+                open_game,
                 worker_id,
                 &pool,
                 &cache,
                 &progress,
-                usable,
-                scratch.as_deref(),
+                task::TaskRoom {
+                    usable,
+                    scratch: scratch.as_deref(),
+                },
             ),
         })
         .await

@@ -4,13 +4,12 @@ use crate::cache::MemoryCache;
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use retro_engine::meter::resident_bytes;
-use retro_engine::superstep;
-use retro_engine::{DiskIo, Game, Side, SliceId};
+use retro_engine::{DiskIo, Side, SliceId, Stage};
 use retro_pipeline::encode_stage;
 use retro_pipeline::stage::{compute_stage, human_bytes, plan_stage, stage_min_memory, Placement};
 use retro_pipeline::steps::{read_message, read_state, write_message, write_state, WrittenFile};
 use retro_pipeline::storage::Storage;
-use retro_pipeline::{game_from_definition, Finals, LocalStorage};
+use retro_pipeline::{Finals, JobGame, LocalStorage, OpenGame};
 use retro_proto as pb;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -19,25 +18,36 @@ use tracing::info;
 /// What a running task shows the heartbeat: ply and positions resolved.
 pub type Progress = Arc<Mutex<Option<pb::TaskProgress>>>;
 
+/// Where a task may spread: bytes of memory, and the directory of its scratch files.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskRoom<'a> {
+    /// Bytes the task may use (out of core if it does not fit in memory).
+    pub usable: u64,
+    /// Directory of scratch files [default: the job directory's `scratch/`].
+    pub scratch: Option<&'a std::path::Path>,
+}
+
 /// Solves `task` in `pool` with at most `usable` bytes (out of core if it does not fit in
 /// memory, with scratch files in `scratch`, default the job directory's `scratch/`) and writes
 /// its shards; returns the completion report.
 pub fn run_task(
     task: &pb::Task,
+    open_game: OpenGame,
     worker_id: u64,
     pool: &rayon::ThreadPool,
     cache: &Mutex<MemoryCache>,
     progress: &Progress,
-    usable: u64,
-    scratch: Option<&std::path::Path>,
+    room: TaskRoom,
 ) -> Result<pb::CompleteTaskRequest> {
-    let (game, stages) = task_game(task)?;
+    let TaskRoom { usable, scratch } = room;
+    let (game, stages) = task_game(task, open_game)?;
+    let game = &*game;
     let stage = task.stage as usize;
-    let Some(plan) = plan_stage(&game, stage, usable, false) else {
+    let Some(plan) = plan_stage(game, stage, usable, false) else {
         bail!(
             "{} needs at least {} but this worker may spend {} on a task",
             stages[stage].name,
-            human_bytes(stage_min_memory(&game, stage)),
+            human_bytes(stage_min_memory(game, stage)),
             human_bytes(usable)
         );
     };
@@ -56,7 +66,7 @@ pub fn run_task(
     }
     let (finals, bytes) = load_finals(
         task,
-        &game,
+        game,
         &storage,
         pool,
         cache,
@@ -78,7 +88,7 @@ pub fn run_task(
     let clock = Instant::now();
     let output = pool.install(|| {
         compute_stage(
-            &game,
+            game,
             stage,
             &finals,
             task.zstd_level,
@@ -145,10 +155,10 @@ pub fn run_task(
 }
 
 /// The game of `task` and its stages; fails if the task names a stage the game lacks.
-fn task_game(task: &pb::Task) -> Result<(retro_musashi::Musashi, Vec<retro_engine::Stage>)> {
+fn task_game(task: &pb::Task, open_game: OpenGame) -> Result<(Arc<dyn JobGame>, Vec<Stage>)> {
     let definition: serde_json::Value =
         serde_json::from_str(&task.definition_json).context("task definition is not JSON")?;
-    let game = game_from_definition(&task.game, &definition)?;
+    let game = open_game(&task.game, &definition)?;
     let stages = game.stages();
     if task.stage as usize >= stages.len() {
         bail!("the game has no stage {}", task.stage);
@@ -174,13 +184,14 @@ fn shard_descriptor(task: &pb::Task, record: &retro_store::SliceRecord) -> pb::S
 /// cached. Returns them with the bytes read from storage.
 fn load_finals(
     task: &pb::Task,
-    game: &retro_musashi::Musashi,
+    game: &dyn JobGame,
     storage: &LocalStorage,
     pool: &rayon::ThreadPool,
     cache: &Mutex<MemoryCache>,
     paged: Option<&std::path::Path>,
 ) -> Result<(Finals, u64)> {
     let mut finals = Finals::empty(game.slice_count());
+    let read = game.reads_sections();
     let mut missing = Vec::new();
     {
         let mut cache = cache.lock().expect("cache lock");
@@ -200,7 +211,7 @@ fn load_finals(
             .map(|d| -> Result<_> {
                 let values = storage
                     .open_table(&d.path)
-                    .and_then(|t| Finals::values_of(&t, paged))
+                    .and_then(|t| Finals::values_of(&t, read, paged))
                     .with_context(|| format!("cannot read input {}", storage.describe(&d.path)))?;
                 Ok((d, Arc::new(values)))
             })
@@ -234,13 +245,15 @@ pub struct StepInputDamaged(pub String);
 /// into `task.shard_dir`. The finish step (ply 0) writes the slice's table as a shard.
 pub fn run_step(
     task: &pb::Task,
+    open_game: OpenGame,
     worker_id: u64,
     pool: &rayon::ThreadPool,
     cache: &Mutex<MemoryCache>,
     progress: &Progress,
 ) -> Result<pb::CompleteTaskRequest> {
     let step = task.step.context("not a step task")?;
-    let (game, stages) = task_game(task)?;
+    let (game, stages) = task_game(task, open_game)?;
+    let game = &*game;
     let stage = &stages[task.stage as usize];
     let Some(&slice) = stage.slices.get(step.slot as usize) else {
         bail!("{} has no slot {}", stage.name, step.slot);
@@ -257,7 +270,7 @@ pub fn run_step(
     let input = |kind: &'static str| task.step_inputs.iter().filter(move |f| f.kind == kind);
     let (finals, state, incoming) = match step.ply {
         1 => {
-            let (finals, bytes) = load_finals(task, &game, &storage, pool, cache, None)?;
+            let (finals, bytes) = load_finals(task, game, &storage, pool, cache, None)?;
             times.bytes_read += bytes;
             (Some(finals), None, Vec::new())
         }
@@ -294,13 +307,12 @@ pub fn run_step(
     let stage_name = &stage.name;
     let (state, output, shards, cpu) = match (finals, state) {
         (Some(finals), _) => {
-            let (state, out) =
-                pool.install(|| superstep::first_step(&game, stage, step.slot, &finals))?;
+            let (state, out) = pool.install(|| game.first_step(stage, step.slot, &finals))?;
             let cpu = out.cpu;
             (Some(state), Some(out), Vec::new(), cpu)
         }
         (None, Some(state)) if step.ply == 0 => {
-            let solved = superstep::finish(&game, stage, step.slot, state);
+            let solved = game.finish(stage, step.slot, state)?;
             times.compute_ms = clock.elapsed().as_millis() as u64;
             let clock = Instant::now();
             let write = |t: &retro_pipeline::EncodedSlice| {
@@ -308,7 +320,7 @@ pub fn run_step(
             };
             let records = pool.install(|| {
                 encode_stage(
-                    &game,
+                    game,
                     task.stage as usize,
                     &[solved],
                     task.zstd_level,
@@ -325,8 +337,7 @@ pub fn run_step(
                 .flat_map(|keys| Side::BOTH.map(|side| (side, &keys[side.index()][..])))
                 .filter(|(_, keys)| !keys.is_empty())
                 .collect();
-            let out = pool
-                .install(|| superstep::step(&game, stage, step.slot, step.ply, &state, &slices))?;
+            let out = pool.install(|| game.step(stage, step.slot, step.ply, &state, &slices))?;
             let cpu = out.cpu;
             (Some(state), Some(out), Vec::new(), cpu)
         }

@@ -5,8 +5,9 @@ use crate::solve::{self as in_process, SolveOptions, SolveSummary};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use retro_engine::meter::peak_resident_bytes;
-use retro_musashi::Musashi;
+use retro_pipeline::JobGame;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Which drivers a benchmark times.
@@ -23,7 +24,7 @@ pub enum BenchMode {
 /// Solves `make_game()` `runs` times per driver into fresh directories under `scratch`,
 /// printing each run and the medians (and the cluster's overhead when both run).
 pub fn bench(
-    make_game: impl Fn() -> Musashi,
+    make_game: impl Fn() -> Arc<dyn JobGame>,
     runs: usize,
     threads: usize,
     level: i32,
@@ -68,7 +69,7 @@ pub fn bench(
                     memory_budget: retro_worker::cli::machine_memory(),
                     out_of_core: false,
                 };
-                in_process::run(make_game(), &opts)?
+                in_process::run(&*make_game(), &opts)?
             };
             let bytes: u64 = std::fs::read_dir(&out)?
                 .filter_map(|e| e.ok())

@@ -1,38 +1,60 @@
-//! `retro counts`: the count table, recomputed from the table files.
+//! `retro counts`: the game's summary table, recomputed from the table files.
 
-use crate::tables::{Tables, BLACK_SECTION, BROWN_SECTION};
+use crate::tables::Tables;
 use anyhow::Result;
 use rayon::prelude::*;
-use retro_engine::{Game, Value};
-use retro_musashi::counts::CountRow;
+use retro_engine::Side;
+use retro_store::Manifest;
+use std::collections::BTreeMap;
 
-/// Count rows computed by reading every block of every table (verifying their checksums).
-pub fn count_rows_from_tables(tables: &Tables) -> Result<Vec<CountRow>> {
+/// The summary table of the tables in `tables`, computed by reading every block of every
+/// table (verifying their checksums) rather than from the histograms the manifest recorded at
+/// solve time: the value histograms are rebuilt from the tables, then the game formats them.
+pub fn count_table_from_tables(tables: &Tables) -> Result<String> {
     let game = tables.game();
-    let slices: Vec<_> = game.stages().into_iter().flat_map(|s| s.slices).collect();
-    let per_slice: Vec<(usize, [u64; 256], [u64; 256])> = slices
+    let stages = game.stages();
+    let slices: Vec<_> = stages
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.slices.iter().map(move |&slice| (i, slice)))
+        .collect();
+    let records = slices
         .par_iter()
-        .map(|&slice| {
+        .map(|&(stage, slice)| {
             let table = tables.table(slice)?;
-            let mut hist = [[0u64; 256]; 2];
-            for (section, h) in [BROWN_SECTION, BLACK_SECTION]
-                .into_iter()
-                .zip(hist.iter_mut())
-            {
-                for v in table.read_section(section)? {
-                    h[v as usize] += 1;
+            let mut histograms = Vec::new();
+            for side in Side::BOTH {
+                let mut counts = [0u64; 256];
+                for v in table.read_section(side.index())? {
+                    counts[v as usize] += 1;
                 }
-                h[Value::NON_CANONICAL.0 as usize] = 0;
+                let histogram: BTreeMap<u8, u64> = (0..=255u8)
+                    .filter(|&v| counts[v as usize] > 0)
+                    .filter(|&v| game.decode(v) != retro_pipeline::Solved::NotCanonical)
+                    .map(|v| (v, counts[v as usize]))
+                    .collect();
+                histograms.push(histogram);
             }
-            Ok((game.slice_parts(slice).0, hist[0], hist[1]))
+            Ok(retro_store::SliceRecord {
+                id: slice.0,
+                stage,
+                name: game.slice_name(slice),
+                file: game.table_file_name(slice),
+                positions: game.slice_len(slice),
+                bytes: table.file_len(),
+                checksum: String::new(),
+                histograms,
+            })
         })
-        .collect::<Result<_>>()?;
-    let mut rows: Vec<CountRow> = (0..=game.max_browns()).map(CountRow::new).collect();
-    for (k, brown, black) in per_slice {
-        for v in 0..256 {
-            rows[k].brown_to_move[v] += brown[v];
-            rows[k].black_to_move[v] += black[v];
-        }
-    }
-    Ok(rows)
+        .collect::<Result<Vec<_>>>()?;
+    let mut manifest = Manifest {
+        format: retro_store::manifest::FORMAT.into(),
+        game: game.name().into(),
+        definition: game.definition(),
+        stages: stages.len(),
+        slices: records,
+        complete: true,
+    };
+    manifest.slices.sort_by_key(|r| r.id);
+    game.count_table(&manifest)
 }

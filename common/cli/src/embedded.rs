@@ -14,11 +14,11 @@ use anyhow::{bail, Context, Result};
 use retro_coordinator::core::{Core, CoreConfig};
 use retro_coordinator::db::{Db, DATABASE};
 use retro_coordinator::server::{start_with, CoordinatorOptions};
-use retro_engine::{Game, SliceCost};
-use retro_musashi::Musashi;
-use retro_pipeline::job_dir;
+use retro_engine::SliceCost;
+use retro_pipeline::{job_dir, JobGame};
 use retro_store::SliceRecord;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::info;
 
@@ -48,13 +48,13 @@ fn worker_capacity(budget: u64) -> u64 {
 }
 
 /// Solves `game` (or, for `retro resume`, the job already in `opts.out`).
-pub fn run(game: Option<Musashi>, opts: &EmbeddedOptions) -> Result<SolveSummary> {
+pub fn run(game: Option<Arc<dyn JobGame>>, opts: &EmbeddedOptions) -> Result<SolveSummary> {
     run_observed(game, opts, &mut |_| {})
 }
 
 /// [`run`], showing every status the progress loop reads (every 50 ms) to `observe`.
 pub fn run_observed(
-    game: Option<Musashi>,
+    game: Option<Arc<dyn JobGame>>,
     opts: &EmbeddedOptions,
     observe: &mut dyn FnMut(&retro_proto::JobStatus),
 ) -> Result<SolveSummary> {
@@ -65,7 +65,7 @@ pub fn run_observed(
         // A new job directory, or an in-process solve's output to adopt: checked (foreign or
         // other solve refused) before the coordinator puts its database there.
         Some(game) if !has_db => {
-            job_dir::prepare(out, game, &[])?;
+            job_dir::prepare(out, &**game, &[])?;
         }
         None if !has_db => bail!(
             "{}: no {DATABASE} here, so this is not an interrupted `retro solve` job directory",
@@ -87,15 +87,16 @@ pub fn run_observed(
         heartbeat: (opts.lease / 5).clamp(Duration::from_millis(20), Duration::from_millis(200)),
         max_failures: 3,
         split_above: opts.split_above,
+        open_game: retro_games::open,
     };
     let mut core = Core::open(config.clone())?;
     let (job, game) = match game {
-        Some(game) => (core.ensure_embedded_job(&game, opts.level)?, game),
+        Some(game) => (core.ensure_embedded_job(game.clone(), opts.level)?, game),
         None => {
             let (game, level) = core.embedded_job()?.with_context(|| {
                 format!("{}: its database holds no `retro solve` job", out.display())
             })?;
-            (core.ensure_embedded_job(&game, level)?, game)
+            (core.ensure_embedded_job(game.clone(), level)?, game)
         }
     };
     // Workers split the budget; each must fit the largest remaining stage (and its cache).
@@ -112,7 +113,7 @@ pub fn run_observed(
             bail!(
                 "{}",
                 retro_pipeline::stage::too_large(
-                    &game,
+                    &*game,
                     stage,
                     opts.memory_budget,
                     worker_capacity(opts.memory_budget)
@@ -148,6 +149,7 @@ pub fn run_observed(
                         threads: opts.threads,
                         memory_budget: budget,
                         tls_ca: None,
+                        open_game: retro_games::open,
                     },
                     stop.clone(),
                 ))
@@ -195,13 +197,13 @@ pub fn run_observed(
     Ok(SolveSummary {
         solved_positions: positions - at_start,
         seconds,
-        start: start_value(&game, out)?,
-        slices: slice_reports(&game, out, job)?,
+        start: start_value(&*game, out)?,
+        slices: slice_reports(&*game, out, job)?,
     })
 }
 
 /// What each slice of the job cost its worker, as the coordinator recorded it at the merge.
-fn slice_reports(game: &Musashi, out: &Path, job: u64) -> Result<Vec<SliceReport>> {
+fn slice_reports(game: &dyn JobGame, out: &Path, job: u64) -> Result<Vec<SliceReport>> {
     let db = Db::open(out)?;
     let rows = db.read().slice_costs(job)?;
     let stages = game.stages();

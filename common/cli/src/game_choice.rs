@@ -1,9 +1,16 @@
-//! Which game and board a command works on, and how that is recorded in a manifest.
+//! Which game a command solves: a built-in choice (`--game`), with the options that game
+//! takes, turned into the game with its solver through the registry.
+//!
+//! This is the one place of the command line that names games; everything after it handles a
+//! [`JobGame`].
 
-use anyhow::{Context, Result};
-use clap::ValueEnum;
-use retro_musashi::Board;
-use std::path::Path;
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use retro_musashi::{Board, Musashi};
+use retro_pipeline::{GameRules, JobGame};
+use retro_toys::RingHop;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The built-in games.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -14,28 +21,93 @@ pub enum GameName {
     Musashi31,
     /// Sixteen Musashi on BOARD33 (BOARD25 plus an 8-point triangle).
     Musashi33,
+    /// Ring hop, the toy game of the worked example: win, draw or loss (cycles, draws).
+    RingHop,
+    /// Ring hop valued by score margin (a point per capture; captures both ways, cycles).
+    RingHopScore,
 }
 
 impl GameName {
-    /// The built-in board of this game.
-    pub fn board(self) -> Board {
+    /// The built-in board of a Sixteen Musashi choice.
+    fn board(self) -> Option<Board> {
         let name = match self {
             GameName::Musashi25 => "BOARD25",
             GameName::Musashi31 => "BOARD31",
             GameName::Musashi33 => "BOARD33",
+            GameName::RingHop | GameName::RingHopScore => return None,
         };
-        Board::builtin(name).expect("built-in board")
+        Some(Board::builtin(name).expect("built-in board"))
     }
 }
 
-/// The board to solve: the board file if one is given, else the game's built-in board.
-pub fn choose_board(game: GameName, board_file: Option<&Path>) -> Result<Board> {
-    match board_file {
-        None => Ok(game.board()),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read board file {}", path.display()))?;
-            Board::from_text(&text).with_context(|| format!("{}", path.display()))
+/// The game, board file and limits to solve.
+#[derive(Args, Clone, Debug)]
+pub struct TargetArgs {
+    /// The game (and its built-in board).
+    #[arg(long, value_enum, default_value = "musashi25")]
+    pub game: GameName,
+    /// Sixteen Musashi: solve on the board described by this board file instead (format in
+    /// the README).
+    #[arg(long, value_name = "FILE")]
+    pub board_file: Option<PathBuf>,
+    /// Sixteen Musashi: solve only positions with at most K brown pieces (they do not depend
+    /// on larger counts).
+    #[arg(long, value_name = "K")]
+    pub max_browns: Option<usize>,
+    /// Ring hop: cells of the ring (3 to 12).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub cells: u32,
+    /// Ring hop: most tokens a side.
+    #[arg(long, value_name = "T", default_value_t = 2)]
+    pub tokens: u32,
+}
+
+impl TargetArgs {
+    /// The game to solve, after checking the flags.
+    pub fn game(&self) -> Result<Arc<dyn JobGame>> {
+        match self.game.board() {
+            Some(builtin) => {
+                let board = match &self.board_file {
+                    None => builtin,
+                    Some(path) => read_board(path)?,
+                };
+                let n = board.len();
+                if let Some(k) = self.max_browns {
+                    if k >= n {
+                        bail!(
+                            "--max-browns {k}: {} has {n} points, so at most {} browns",
+                            board.name,
+                            n - 1
+                        );
+                    }
+                }
+                Ok(retro_games::open(
+                    Musashi::NAME,
+                    &Musashi::new(board, self.max_browns).definition(),
+                )?)
+            }
+            None => {
+                if self.board_file.is_some() || self.max_browns.is_some() {
+                    bail!("--board-file and --max-browns are options of Sixteen Musashi");
+                }
+                let value = match self.game {
+                    GameName::RingHopScore => "score-margin",
+                    _ => "win-draw-loss",
+                };
+                let definition = serde_json::json!({
+                    "cells": self.cells,
+                    "tokens": self.tokens,
+                    "value": value,
+                });
+                retro_games::open(RingHop::NAME, &definition).context("ring hop")
+            }
         }
     }
+}
+
+/// The board described by the board file at `path`.
+fn read_board(path: &Path) -> Result<Board> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read board file {}", path.display()))?;
+    Board::from_text(&text).with_context(|| format!("{}", path.display()))
 }

@@ -18,9 +18,7 @@ mod verify;
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
-use game_choice::{choose_board, GameName};
-use retro_musashi::counts::format_count_table;
-use retro_musashi::Musashi;
+use game_choice::TargetArgs;
 use retro_pipeline::process::{init_logging, LogFormat};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -111,37 +109,6 @@ struct BenchArgs {
     /// slice and ply (supersteps), shared by all workers (cluster runs); 0 splits every stage.
     #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE)]
     split_above: u64,
-}
-
-#[derive(Args)]
-struct TargetArgs {
-    /// The game (and its built-in board).
-    #[arg(long, value_enum, default_value = "musashi25")]
-    game: GameName,
-    /// Solve on the board described by this board file instead (format in the README).
-    #[arg(long, value_name = "FILE")]
-    board_file: Option<PathBuf>,
-    /// Solve only positions with at most K brown pieces (they do not depend on larger counts).
-    #[arg(long, value_name = "K")]
-    max_browns: Option<usize>,
-}
-
-impl TargetArgs {
-    /// The game to solve, after checking the flags.
-    fn game(&self) -> Result<Musashi> {
-        let board = choose_board(self.game, self.board_file.as_deref())?;
-        let n = board.len();
-        if let Some(k) = self.max_browns {
-            if k >= n {
-                bail!(
-                    "--max-browns {k}: {} has {n} points, so at most {} browns",
-                    board.name,
-                    n - 1
-                );
-            }
-        }
-        Ok(Musashi::new(board, self.max_browns))
-    }
 }
 
 /// Prints what a solve did and the start position's value.
@@ -337,7 +304,7 @@ fn run(cli: Cli) -> Result<()> {
                     memory_budget: budget,
                     out_of_core: a.out_of_core,
                 };
-                solve::run(game, &options)?
+                solve::run(&*game, &options)?
             } else {
                 let options = embedded::EmbeddedOptions {
                     out: a.out.clone(),
@@ -370,17 +337,18 @@ fn run(cli: Cli) -> Result<()> {
             let summary = embedded::run(None, &options)?;
             print_summary(&summary, &a.dir)
         }
-        Command::Coordinator(a) => runtime()?.block_on(retro_coordinator::cli::run(a)),
-        Command::Worker(a) => runtime()?.block_on(retro_worker::cli::run_cli(a)),
+        Command::Coordinator(a) => {
+            runtime()?.block_on(retro_coordinator::cli::run(a, retro_games::open))
+        }
+        Command::Worker(a) => runtime()?.block_on(retro_worker::cli::run_cli(a, retro_games::open)),
         Command::Submit(a) => {
             let game = a.target.game()?;
             runtime()?.block_on(async {
                 let mut c = a.connection.connect().await?;
                 let reply = c
                     .submit(retro_proto::SubmitRequest {
-                        game: "musashi".into(),
-                        board_file: game.board().source.clone(),
-                        max_browns: game.max_browns() as u32,
+                        game: game.name().into(),
+                        definition_json: game.definition().to_string(),
                         zstd_level: a.level,
                     })
                     .await
@@ -492,10 +460,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Counts { out } => {
             let tables = tables::Tables::open(&out)?;
-            out!(
-                "{}",
-                format_count_table(&counts::count_rows_from_tables(&tables)?)
-            );
+            out!("{}", counts::count_table_from_tables(&tables)?);
             Ok(())
         }
         Command::Probe(a) => {

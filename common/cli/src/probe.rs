@@ -12,7 +12,7 @@ use std::path::Path;
 /// goes on along a forced win.
 pub fn best_move(tables: &Tables, pos: &Position) -> Result<Option<(Move, Position, u8)>> {
     let mut best: Option<(Move, Position, u8)> = None;
-    for (mv, next) in moves(tables.game().board(), pos) {
+    for (mv, next) in moves(tables.musashi()?.board(), pos) {
         let v = tables.value(&next)?;
         let better = match (pos.side, &best) {
             (_, None) => pos.side == Side::Black || v != 0,
@@ -47,7 +47,7 @@ pub fn principal_variation(tables: &Tables, pos: &Position) -> Result<Vec<(Move,
 
 /// Prints the value, every legal move with the value it leads to, and the principal variation.
 pub fn probe_one(tables: &Tables, rows: &str, side: &str) -> Result<()> {
-    let board = tables.game().board();
+    let board = tables.musashi()?.board();
     let pos = Position::parse(board, rows, Side::parse(side)?)?;
     let value = tables.value(&pos)?;
     outln!("{}", pos.notation(board));
@@ -92,7 +92,7 @@ pub fn probe_one(tables: &Tables, rows: &str, side: &str) -> Result<()> {
 pub fn probe_file(tables: &Tables, path: &Path) -> Result<()> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot read positions file {}", path.display()))?;
-    let board = tables.game().board();
+    let board = tables.musashi()?.board();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     for (i, line) in std::io::BufReader::new(file).lines().enumerate() {

@@ -15,9 +15,10 @@ use indicatif::ProgressBar;
 use plotters::prelude::*;
 use retro_coordinator::db::{Db, TaskTimesRow};
 use retro_engine::meter::resident_bytes;
-use retro_musashi::Musashi;
+use retro_pipeline::JobGame;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One sample of a running solve.
@@ -76,8 +77,8 @@ pub enum ReportRun {
 }
 
 /// Solves `game` as `run` says, then prints and draws the report under `prefix`.
-pub fn report(game: Musashi, run: &ReportRun, prefix: &Path) -> Result<()> {
-    let label = job_label(&retro_pipeline::definition(&game));
+pub fn report(game: Arc<dyn JobGame>, run: &ReportRun, prefix: &Path) -> Result<()> {
+    let label = game.describe();
     let mut samples = Samples::new();
     let (summary, threads, tasks): (SolveSummary, usize, Vec<TaskTimesRow>) = match run {
         ReportRun::Cluster(opts) => {
@@ -105,7 +106,7 @@ pub fn report(game: Musashi, run: &ReportRun, prefix: &Path) -> Result<()> {
                     }
                     samples.offer(bar.position());
                 });
-                let summary = solve::run_with_bar(game, opts, bar.clone());
+                let summary = solve::run_with_bar(&*game, opts, bar.clone());
                 finished.store(true, Ordering::Relaxed);
                 summary
             })?;
@@ -216,15 +217,6 @@ fn print_slices(slices: &[SliceReport]) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// "BOARD25, max browns 16" from a job's definition.
-fn job_label(definition: &serde_json::Value) -> String {
-    format!(
-        "{}, max browns {}",
-        definition["board"].as_str().unwrap_or("?"),
-        definition["max_browns"]
-    )
 }
 
 /// One line per task.

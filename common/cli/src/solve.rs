@@ -10,16 +10,11 @@
 use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
-use retro_engine::{ByteArray, Game};
 use retro_engine::{DiskIo, SliceCost};
-use retro_musashi::counts::format_count_table;
-use retro_musashi::values::describe;
-use retro_musashi::{Musashi, Position};
-use retro_pipeline::counts::count_rows_from_manifest;
 use retro_pipeline::stage::{
     compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
 };
-use retro_pipeline::{job_dir, Finals, COUNTS_FILE, SCRATCH};
+use retro_pipeline::{job_dir, FinalSlice, Finals, JobGame, Start, COUNTS_FILE, SCRATCH};
 use retro_store::{write_atomic, Manifest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
@@ -77,24 +72,28 @@ pub struct SliceReport {
 /// odd brown counts form two independent chains, and running one stage of each fills the cores
 /// when one stage's plies run out of parallel work. Each finished stage's tables are written and
 /// the manifest saved before the stage counts as finished.
-pub fn run(game: Musashi, opts: &SolveOptions) -> Result<SolveSummary> {
+pub fn run(game: &dyn JobGame, opts: &SolveOptions) -> Result<SolveSummary> {
     run_with_bar(game, opts, crate::progress::positions_bar(opts.quiet))
 }
 
 /// [`run`], counting solved positions on `bar` (which an observer may read meanwhile).
-pub fn run_with_bar(game: Musashi, opts: &SolveOptions, bar: ProgressBar) -> Result<SolveSummary> {
+pub fn run_with_bar(
+    game: &dyn JobGame,
+    opts: &SolveOptions,
+    bar: ProgressBar,
+) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
-    let mut manifest = job_dir::prepare(out, &game, &[])?;
+    let mut manifest = job_dir::prepare(out, game, &[])?;
     let stages = game.stages();
-    let done = job_dir::check_finished(out, &game, &mut manifest);
+    let done = job_dir::check_finished(out, game, &mut manifest);
     let plans: Vec<Option<StagePlan>> = (0..stages.len())
-        .map(|i| plan_stage(&game, i, opts.memory_budget, opts.out_of_core))
+        .map(|i| plan_stage(game, i, opts.memory_budget, opts.out_of_core))
         .collect();
     if let Some(i) = (0..stages.len()).find(|&i| !done[i] && plans[i].is_none()) {
         bail!(
             "{}",
-            too_large(&game, i, opts.memory_budget, opts.memory_budget)
+            too_large(game, i, opts.memory_budget, opts.memory_budget)
         );
     }
     let plans: Vec<StagePlan> = plans
@@ -116,7 +115,7 @@ pub fn run_with_bar(game: Musashi, opts: &SolveOptions, bar: ProgressBar) -> Res
                 .context("cannot start worker threads")
         })
         .collect::<Result<Vec<_>>>()?;
-    let slots = |i: usize| stage_positions(&game, &stages[i]) / 2;
+    let slots = |i: usize| stage_positions(game, &stages[i]) / 2;
     let total_slots: u64 = (0..stages.len()).map(|i| 2 * slots(i)).sum();
     bar.set_length(total_slots);
     for (i, _) in done.iter().enumerate().filter(|(_, &d)| d) {
@@ -145,7 +144,7 @@ pub fn run_with_bar(game: Musashi, opts: &SolveOptions, bar: ProgressBar) -> Res
     let wake = Condvar::new();
     std::thread::scope(|scope| {
         for pool in &pools {
-            let (game, stages, bar, state, wake) = (&game, &stages, &bar, &state, &wake);
+            let (stages, bar, state, wake) = (&stages, &bar, &state, &wake);
             scope.spawn(move || {
                 if let Err(e) = stage_worker(game, stages, opts, pool, bar, state, wake) {
                     let mut st = state.lock().expect("schedule lock");
@@ -160,12 +159,12 @@ pub fn run_with_bar(game: Musashi, opts: &SolveOptions, bar: ProgressBar) -> Res
     if let Some(e) = st.error {
         return Err(e);
     }
-    let table = format_count_table(&count_rows_from_manifest(&game, &st.manifest));
+    let table = game.count_table(&st.manifest)?;
     write_atomic(&out.join(COUNTS_FILE), table.as_bytes())?;
     Ok(SolveSummary {
         solved_positions: st.solved_positions,
         seconds: started.elapsed().as_secs_f64(),
-        start: start_value(&game, out)?,
+        start: start_value(game, out)?,
         slices: std::mem::take(&mut st.slices),
     })
 }
@@ -176,7 +175,7 @@ struct Schedule {
     manifest: Manifest,
     done: Vec<bool>,
     running: Vec<bool>,
-    finals: Vec<Option<Arc<ByteArray>>>,
+    finals: Vec<Option<Arc<FinalSlice>>>,
     readers: Vec<usize>,
     /// Where each stage's data lives and the bytes it reserves while it is solved.
     plans: Vec<StagePlan>,
@@ -190,7 +189,7 @@ struct Schedule {
 /// Takes ready stages (all they read finished) one at a time, until none is left or another
 /// worker failed.
 fn stage_worker(
-    game: &Musashi,
+    game: &dyn JobGame,
     stages: &[retro_engine::Stage],
     opts: &SolveOptions,
     pool: &rayon::ThreadPool,
@@ -235,7 +234,7 @@ fn stage_worker(
                 };
                 let extra: u64 = (0..st.finals.len())
                     .filter(|&s| !needed[s])
-                    .filter_map(|s| st.finals[s].as_ref().map(|v| v.len() as u64))
+                    .filter_map(|s| st.finals[s].as_ref().map(|v| v.bytes()))
                     .sum();
                 if st.plans[i].placement != Placement::InMemory
                     || st.running_memory + extra > opts.memory_budget
@@ -282,13 +281,16 @@ fn stage_worker(
                 for &s in &stages[d].slices {
                     let record = records.iter().find(|r| r.id == s.0);
                     let record = record.expect("finished stages have records");
-                    finals.0[s.0 as usize] =
-                        Some(Finals::read_table(&out.join(&record.file), Some(&scratch))?);
+                    finals.0[s.0 as usize] = Some(Finals::read_table(
+                        &out.join(&record.file),
+                        game.reads_sections(),
+                        Some(&scratch),
+                    )?);
                 }
             }
         } else {
             for (slice, path) in to_load {
-                let values = Finals::read_table(&path, None)?;
+                let values = Finals::read_table(&path, game.reads_sections(), None)?;
                 finals.0[slice.0 as usize] = Some(values.clone());
                 state.lock().expect("schedule lock").finals[slice.0 as usize] = Some(values);
             }
@@ -401,22 +403,20 @@ impl SliceReport {
     }
 }
 
-/// The start position's value in words, when the board has one within the solve.
-pub(crate) fn start_value(game: &Musashi, out: &Path) -> Result<String> {
-    let Some(start) = game.board().start.clone() else {
-        return Ok("The board defines no start position.".into());
-    };
-    let pos = Position::parse_with_side(game.board(), &start)?;
-    if pos.browns.count_ones() as usize > game.max_browns() {
-        return Ok(format!(
-            "Start position {start}: not covered (it has {} browns; solved up to {}).",
-            pos.browns.count_ones(),
-            game.max_browns()
-        ));
-    }
-    let value = Tables::open(out)?.value(&pos)?;
-    Ok(format!(
-        "Start position {start}: value {value}: {}",
-        describe(value, pos.side)
-    ))
+/// The start position's value in words, when the game has one within the solve.
+pub(crate) fn start_value(game: &dyn JobGame, out: &Path) -> Result<String> {
+    Ok(match game.start() {
+        Start::None => "The game defines no start position.".into(),
+        Start::NotCovered { notation, why } => {
+            format!("Start position {notation}: not covered ({why}).")
+        }
+        Start::At(start) => {
+            let byte = Tables::open(out)?.stored_at(start.slice, start.index, start.side)?;
+            format!(
+                "Start position {}: value {byte}: {}",
+                start.notation,
+                game.describe_value(start.side, byte)
+            )
+        }
+    })
 }

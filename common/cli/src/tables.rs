@@ -1,27 +1,34 @@
 //! Reading a solved output directory: the manifest, and values looked up in slice tables.
 
 use anyhow::{bail, Context, Result};
-use retro_engine::{Game, SliceId, Value};
+use retro_engine::{Game, Side as EngineSide, SliceId, Value};
 use retro_musashi::{Musashi, Position, Side};
-use retro_pipeline::game_of;
+use retro_pipeline::job_dir::game_of;
+use retro_pipeline::{GameRules, JobGame};
 use retro_store::{Manifest, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-
-pub use retro_pipeline::counts::{BLACK_SECTION, BROWN_SECTION};
+use std::sync::{Arc, OnceLock};
 
 /// The section holding values with `side` to move.
 pub fn section(side: Side) -> usize {
+    musashi_side(side).index()
+}
+
+/// The engine's side of a Sixteen Musashi side (brown moves first).
+pub fn musashi_side(side: Side) -> EngineSide {
     match side {
-        Side::Brown => BROWN_SECTION,
-        Side::Black => BLACK_SECTION,
+        Side::Brown => EngineSide::First,
+        Side::Black => EngineSide::Second,
     }
 }
 
 /// An opened output directory.
 pub struct Tables {
     dir: PathBuf,
-    game: Musashi,
+    game: Arc<dyn JobGame>,
+    /// The Sixteen Musashi game of the directory, if that is its game: what the commands with
+    /// a position notation (`probe`, `verify --values`, `--recurrence`) read so far.
+    musashi: Option<Musashi>,
     records: Vec<Option<SliceRecord>>,
     files: Vec<OnceLock<SliceTable>>,
 }
@@ -43,7 +50,14 @@ impl Tables {
     /// Opens the output directory `dir`.
     pub fn open(dir: &Path) -> Result<Tables> {
         let manifest = load_manifest(dir)?;
-        let game = game_of(&manifest, dir)?;
+        let game = game_of(&manifest, dir, retro_games::open)?;
+        let musashi = match manifest.game.as_str() {
+            Musashi::NAME => Some(
+                Musashi::from_definition(&manifest.definition)
+                    .with_context(|| format!("{}: manifest", dir.display()))?,
+            ),
+            _ => None,
+        };
         let mut records = vec![None; game.slice_count()];
         for r in &manifest.slices {
             let slot = records.get_mut(r.id as usize).with_context(|| {
@@ -55,14 +69,33 @@ impl Tables {
         Ok(Tables {
             dir: dir.to_path_buf(),
             game,
+            musashi,
             records,
             files,
         })
     }
 
-    /// The game.
-    pub fn game(&self) -> &Musashi {
-        &self.game
+    /// The game, with its solver.
+    pub fn game(&self) -> &dyn JobGame {
+        &*self.game
+    }
+
+    /// The directory's Sixteen Musashi game, or an error naming the game it holds: positions
+    /// are read and written in a game's notation, which only Sixteen Musashi has so far.
+    pub fn musashi(&self) -> Result<&Musashi> {
+        self.musashi.as_ref().with_context(|| {
+            format!(
+                "{} holds {} tables ({}); this command reads only Sixteen Musashi positions so far",
+                self.dir.display(),
+                self.game.name(),
+                self.game.describe()
+            )
+        })
+    }
+
+    /// The stored byte at `index` of `slice` with `side` to move.
+    pub fn stored_at(&self, slice: SliceId, index: u64, side: EngineSide) -> Result<u8> {
+        Ok(self.table(slice)?.value(side.index(), index)?)
     }
 
     /// The table of `slice`, opened on first use.
@@ -83,21 +116,22 @@ impl Tables {
 
     /// The stored value of the canonical `(slice, key)` with `side` to move.
     pub fn stored(&self, slice: SliceId, key: u64, side: Side) -> Result<u8> {
-        let index = self.game.index(slice, key);
+        let index = self.musashi()?.index(slice, key);
         Ok(self.table(slice)?.value(section(side), index)?)
     }
 
     /// The value of any position (its canonical image is looked up).
     pub fn value(&self, pos: &Position) -> Result<u8> {
+        let game = self.musashi()?;
         let k = pos.browns.count_ones() as usize;
-        if k > self.game.max_browns() {
+        if k > game.max_browns() {
             bail!(
                 "position has {k} brown pieces; {} holds positions with at most {}",
                 self.dir.display(),
-                self.game.max_browns()
+                game.max_browns()
             );
         }
-        let (slice, key, _) = self.game.locate(pos.black, pos.browns);
+        let (slice, key, _) = game.locate(pos.black, pos.browns);
         let v = self.stored(slice, key, pos.side)?;
         if v == Value::NON_CANONICAL.0 {
             bail!(

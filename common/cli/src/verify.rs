@@ -1,14 +1,13 @@
 //! `retro verify`: compare tables with published data and check the defining recurrence.
 
-use crate::counts::count_rows_from_tables;
-use crate::tables::{Tables, BLACK_SECTION, BROWN_SECTION};
+use crate::counts::count_table_from_tables;
+use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rayon::prelude::*;
-use retro_engine::recurrence;
-use retro_engine::{Game, Side as EngineSide, Value};
-use retro_musashi::counts::format_count_table;
-use retro_musashi::{Position, Side};
+use retro_engine::Side;
+use retro_musashi::Position;
+use retro_pipeline::Solved;
 use std::path::Path;
 
 /// How many mismatches are listed before the rest are only counted.
@@ -18,7 +17,7 @@ const LISTED: usize = 10;
 pub fn check_counts(tables: &Tables, expected: &Path) -> Result<Vec<String>> {
     let want = std::fs::read_to_string(expected)
         .with_context(|| format!("cannot read count table {}", expected.display()))?;
-    let have = format_count_table(&count_rows_from_tables(tables)?);
+    let have = count_table_from_tables(tables)?;
     let mut problems = Vec::new();
     let (want_lines, have_lines): (Vec<_>, Vec<_>) =
         (want.lines().collect(), have.lines().collect());
@@ -43,7 +42,7 @@ pub fn check_counts(tables: &Tables, expected: &Path) -> Result<Vec<String>> {
 pub fn check_values(tables: &Tables, path: &Path) -> Result<(usize, Vec<String>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read values file {}", path.display()))?;
-    let board = tables.game().board();
+    let board = tables.musashi()?.board();
     let mut problems = Vec::new();
     let mut checked = 0;
     for (i, line) in text.lines().enumerate() {
@@ -55,7 +54,7 @@ pub fn check_values(tables: &Tables, path: &Path) -> Result<(usize, Vec<String>)
         let [rows, side, value] = parts[..] else {
             bail!("{}: expected '<position> <side> <value>'", at());
         };
-        let pos = Side::parse(side)
+        let pos = retro_musashi::Side::parse(side)
             .and_then(|s| Position::parse(board, rows, s))
             .with_context(at)?;
         let want: u8 = value
@@ -77,6 +76,7 @@ pub fn check_values(tables: &Tables, path: &Path) -> Result<(usize, Vec<String>)
 /// on non-canonical slots.
 pub fn check_recurrence(tables: &Tables, samples: u64, seed: u64) -> Result<(u64, Vec<String>)> {
     let game = tables.game();
+    let names = game.section_names();
     let slices: Vec<_> = game.stages().into_iter().flat_map(|s| s.slices).collect();
     let results: Vec<(u64, Vec<String>)> = slices
         .par_iter()
@@ -94,42 +94,26 @@ pub fn check_recurrence(tables: &Tables, samples: u64, seed: u64) -> Result<(u64
             let mut problems = Vec::new();
             let mut checked = 0u64;
             for index in indices {
-                let key = game.key(slice, index);
-                let stored_brown = table.value(BROWN_SECTION, index)?;
-                let stored_black = table.value(BLACK_SECTION, index)?;
-                let canonical = game.is_canonical(slice, key);
-                let name = || {
-                    let pos = game.position(slice, key, Side::Brown);
-                    pos.rows(game.board())
-                };
-                if !canonical {
-                    if stored_brown != Value::NON_CANONICAL.0
-                        || stored_black != Value::NON_CANONICAL.0
-                    {
-                        problems.push(format!("{}: non-canonical slot holds a value", name()));
+                for side in Side::BOTH {
+                    let stored = table.value(side.index(), index)?;
+                    let mut successor = |s, i| tables.stored_at(s, i, side.other());
+                    let name = || game.position_name(slice, index);
+                    match game.recurrence(side, slice, index, &mut successor)? {
+                        None if game.decode(stored) != Solved::NotCanonical => {
+                            problems.push(format!("{}: non-canonical slot holds a value", name()));
+                        }
+                        None => {}
+                        Some(want) => {
+                            checked += 1;
+                            if want != stored {
+                                problems.push(format!(
+                                    "{} {}: stored {stored}, recurrence gives {want}",
+                                    name(),
+                                    names[side.index()]
+                                ));
+                            }
+                        }
                     }
-                    continue;
-                }
-                let brown = recurrence::value(game, EngineSide::First, slice, key, |s, k| {
-                    tables.stored(s, k, Side::Black).map(Value)
-                })?
-                .0;
-                let black = recurrence::value(game, EngineSide::Second, slice, key, |s, k| {
-                    tables.stored(s, k, Side::Brown).map(Value)
-                })?
-                .0;
-                checked += 2;
-                if brown != stored_brown {
-                    problems.push(format!(
-                        "{} brown: stored {stored_brown}, recurrence gives {brown}",
-                        name()
-                    ));
-                }
-                if black != stored_black {
-                    problems.push(format!(
-                        "{} black: stored {stored_black}, recurrence gives {black}",
-                        name()
-                    ));
                 }
             }
             Ok((checked, problems))

@@ -69,7 +69,19 @@ fn compute(task: &pb::Task, worker: u64) -> pb::CompleteTaskRequest {
         .unwrap();
     let cache = Mutex::new(retro_worker::cache::MemoryCache::new(1 << 30));
     let progress = Arc::new(Mutex::new(None));
-    retro_worker::task::run_task(task, worker, &pool, &cache, &progress, u64::MAX, None).unwrap()
+    retro_worker::task::run_task(
+        task,
+        retro_games::open,
+        worker,
+        &pool,
+        &cache,
+        &progress,
+        retro_worker::task::TaskRoom {
+            usable: u64::MAX,
+            scratch: None,
+        },
+    )
+    .unwrap()
 }
 
 fn code<T: std::fmt::Debug>(r: Result<T, tonic::Status>) -> Code {
@@ -132,18 +144,33 @@ fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
         );
         let bad_submit = pb::SubmitRequest {
             game: "chess".into(),
-            board_file: String::new(),
-            max_browns: 0,
+            definition_json: "{}".into(),
             zstd_level: 3,
         };
         assert_eq!(code(jobs.submit(bad_submit).await), Code::InvalidArgument);
+        for definition_json in ["not json", r#"{"board_file": "nonsense", "max_browns": 4}"#] {
+            let bad_definition = pb::SubmitRequest {
+                game: "musashi".into(),
+                definition_json: definition_json.into(),
+                zstd_level: 3,
+            };
+            assert_eq!(
+                code(jobs.submit(bad_definition).await),
+                Code::InvalidArgument,
+                "{definition_json}"
+            );
+        }
 
         let board = retro_musashi::Board::builtin("BOARD33").unwrap();
         let job = jobs
             .submit(pb::SubmitRequest {
                 game: "musashi".into(),
-                board_file: board.source.clone(),
-                max_browns: 4,
+                definition_json: serde_json::json!({
+                    "board": board.name,
+                    "board_file": board.source,
+                    "max_browns": 4,
+                })
+                .to_string(),
                 zstd_level: 3,
             })
             .await

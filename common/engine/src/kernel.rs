@@ -77,6 +77,26 @@ pub struct StageTimes {
     pub slices: Vec<SliceCost>,
 }
 
+impl StageTimes {
+    /// Adds the times of another run of the same stage (a score game runs the kernel once per
+    /// threshold): durations and traffic add up, peak memory is the larger.
+    pub fn add(&mut self, other: &StageTimes) {
+        self.init += other.init;
+        self.claim_plies += other.claim_plies;
+        self.count_plies += other.count_plies;
+        if self.slices.len() < other.slices.len() {
+            self.slices.resize(other.slices.len(), SliceCost::default());
+        }
+        for (mine, theirs) in self.slices.iter_mut().zip(&other.slices) {
+            mine.cpu += theirs.cpu;
+            mine.wall += theirs.wall;
+            mine.read += theirs.read;
+            mine.written += theirs.written;
+            mine.peak_rss = mine.peak_rss.max(theirs.peak_rss);
+        }
+    }
+}
+
 /// Why a stage could not be solved.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {

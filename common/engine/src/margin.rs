@@ -27,7 +27,8 @@
 
 use crate::atomic::ByteArray;
 use crate::game::{Game, Move, Side, SliceId, Stage};
-use crate::kernel::{solve_stage, FinalValues, KernelError};
+use crate::kernel::{solve_stage, FinalValues, KernelError, PlyReport, StageTimes};
+use crate::meter::SliceCost;
 use crate::value::Value;
 use crate::workspace::Workspace;
 use std::ops::Range;
@@ -166,13 +167,15 @@ impl FinalValues for NoFinals {
 }
 
 /// Solves the margins of `stage` of `game`, reading earlier stages through `finals`, with the
-/// kernel's data where `space` says: one win/draw/loss run per threshold.
+/// kernel's data where `space` says: one win/draw/loss run per threshold. `on_ply` hears every
+/// ply of every run; the times returned are those of all runs together.
 pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
     game: &G,
     stage: &Stage,
     finals: &F,
     space: &Workspace,
-) -> Result<Vec<MarginSlice>, KernelError> {
+    mut on_ply: impl FnMut(PlyReport),
+) -> Result<(Vec<MarginSlice>, StageTimes), KernelError> {
     let bound = game.margin_bound(stage);
     if !(0..=Margin::MAX).contains(&bound) {
         return Err(KernelError::Contract {
@@ -189,9 +192,14 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
         })
         .collect();
     let mut canonical: Vec<Vec<bool>> = Vec::new();
+    let mut times = StageTimes {
+        slices: vec![SliceCost::default(); stage.slices.len()],
+        ..StageTimes::default()
+    };
     for t in 1..=bound {
         let at = AtThreshold { game, finals, t };
-        let (solved, _) = solve_stage(&at, stage, &NoFinals, space, |_| {})?;
+        let (solved, run) = solve_stage(&at, stage, &NoFinals, space, &mut on_ply)?;
+        times.add(&run);
         for (slot, s) in solved.iter().enumerate() {
             for side in Side::BOTH {
                 let m = &mut margins[slot][side.index()];
@@ -213,7 +221,7 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
             }
         }
     }
-    Ok(stage
+    let solved = stage
         .slices
         .iter()
         .zip(margins)
@@ -237,7 +245,8 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
             });
             MarginSlice { slice, margins }
         })
-        .collect())
+        .collect();
+    Ok((solved, times))
 }
 
 /// The margin the local recurrence gives `(side, slice, key)`, reading successors' margins

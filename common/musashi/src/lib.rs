@@ -11,6 +11,7 @@ pub mod board;
 pub mod board_file;
 pub mod counts;
 pub mod game;
+pub mod job;
 pub mod position;
 pub mod rules;
 pub mod symmetry;

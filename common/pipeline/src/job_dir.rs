@@ -6,11 +6,9 @@
 //! recorded table against its checksum (a damaged or missing file is named and its stage solved
 //! again).
 
-use crate::definition::{definition, grows_into, MUSASHI};
+use crate::game::{JobGame, OpenGame};
 use crate::COUNTS_FILE;
 use anyhow::{bail, Context, Result};
-use retro_engine::Game;
-use retro_musashi::Musashi;
 use retro_store::manifest::FORMAT;
 use retro_store::table::file_checksum;
 use retro_store::Manifest;
@@ -18,11 +16,11 @@ use std::path::Path;
 use tracing::{info, warn};
 
 /// The manifest of a job that has finished nothing yet.
-pub fn fresh_manifest(game: &Musashi) -> Manifest {
+pub fn fresh_manifest(game: &dyn JobGame) -> Manifest {
     Manifest {
         format: FORMAT.into(),
-        game: MUSASHI.into(),
-        definition: definition(game),
+        game: game.name().into(),
+        definition: game.definition(),
         stages: game.stages().len(),
         slices: Vec::new(),
         complete: false,
@@ -31,12 +29,12 @@ pub fn fresh_manifest(game: &Musashi) -> Manifest {
 
 /// Prepares `dir` for solving `game`: creates it, or checks that it holds a solve of the same
 /// definition, or a smaller solve that this one grows (see
-/// [`grows_into`](crate::definition::grows_into)), and removes temporaries a killed writer
+/// [`JobGame::grows_from`]), and removes temporaries a killed writer
 /// left. Returns its manifest.
 ///
 /// `own_files` are names the caller itself keeps in the directory (the coordinator's database):
 /// they do not make a directory without a manifest "foreign".
-pub fn prepare(dir: &Path, game: &Musashi, own_files: &[&str]) -> Result<Manifest> {
+pub fn prepare(dir: &Path, game: &dyn JobGame, own_files: &[&str]) -> Result<Manifest> {
     let fresh = fresh_manifest(game);
     if !dir.exists() {
         std::fs::create_dir_all(dir)
@@ -54,16 +52,15 @@ pub fn prepare(dir: &Path, game: &Musashi, own_files: &[&str]) -> Result<Manifes
             remove_stale_temporaries(dir)?;
             Ok(m)
         }
-        Some(mut m) if m.game == fresh.game && grows_into(&m.definition, &fresh.definition) => {
+        Some(mut m) if m.game == fresh.game && game.grows_from(&m.definition) => {
             // A larger solve of the same board: its finished stages are ours. The manifest
             // takes the new definition first (a solve killed after this resumes the larger
             // solve), and the count table of the smaller one goes (written again at the end).
             remove_stale_temporaries(dir)?;
             info!(
-                "{}: growing the solve from max browns {} to {}; finished stages are kept",
+                "{}: growing the solve into {}; finished stages are kept",
                 dir.display(),
-                m.definition["max_browns"],
-                fresh.definition["max_browns"]
+                game.describe()
             );
             m.definition = fresh.definition;
             m.stages = fresh.stages;
@@ -77,11 +74,10 @@ pub fn prepare(dir: &Path, game: &Musashi, own_files: &[&str]) -> Result<Manifes
             Ok(m)
         }
         Some(m) => bail!(
-            "{}: holds a different solve ({} on {}, max browns {}); choose another --out",
+            "{}: holds a different solve ({}: {}); choose another --out",
             dir.display(),
             m.game,
-            m.definition["board"].as_str().unwrap_or("?"),
-            m.definition["max_browns"]
+            summarise(&m.definition)
         ),
         None => {
             // An empty directory is taken over; so is one holding only temporaries of a solve
@@ -125,7 +121,7 @@ pub fn remove_stale_temporaries(dir: &Path) -> Result<()> {
 
 /// Which stages are finished with intact files. Records of damaged stages are dropped from the
 /// manifest (with a warning naming the file) so that they are recomputed.
-pub fn check_finished(dir: &Path, game: &Musashi, manifest: &mut Manifest) -> Vec<bool> {
+pub fn check_finished(dir: &Path, game: &dyn JobGame, manifest: &mut Manifest) -> Vec<bool> {
     let stages = game.stages();
     let mut intact = vec![true; stages.len()];
     let mut present = vec![false; game.slice_count()];
@@ -159,4 +155,34 @@ pub fn check_finished(dir: &Path, game: &Musashi, manifest: &mut Manifest) -> Ve
     }
     manifest.slices.retain(|r| intact[r.stage]);
     intact
+}
+
+/// The game a manifest was solved for, opened through the registry's `open`.
+pub fn game_of(
+    manifest: &Manifest,
+    dir: &Path,
+    open: OpenGame,
+) -> Result<std::sync::Arc<dyn JobGame>> {
+    open(&manifest.game, &manifest.definition)
+        .with_context(|| format!("{}: manifest", dir.display()))
+}
+
+/// The short fields of a definition document, for messages: `board=BOARD25, max_browns=6`
+/// (long texts such as a board file are left out).
+pub fn summarise(definition: &serde_json::Value) -> String {
+    let Some(fields) = definition.as_object() else {
+        return definition.to_string();
+    };
+    fields
+        .iter()
+        .filter_map(|(name, value)| match value {
+            serde_json::Value::String(s) if s.len() <= 40 && !s.contains('\n') => {
+                Some(format!("{name}={s}"))
+            }
+            serde_json::Value::Number(n) => Some(format!("{name}={n}")),
+            serde_json::Value::Bool(b) => Some(format!("{name}={b}")),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -1,28 +1,40 @@
 //! Solving one stage and turning it into slice tables: the unit of work of every driver.
 
+use crate::game::{final_slice, JobGame};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::workspace::{batch_reserve, slice_array_bytes};
 use retro_engine::{
-    solve_stage, ByteArray, FinalValues, Game, PlyReport, Side, SliceId, SolvedSlice, StageTimes,
-    Value, Workspace,
+    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, StageTimes, Value, Workspace,
 };
-use retro_musashi::Musashi;
 use retro_store::{SliceRecord, SliceTable, TableWriter};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Section names, in order, as written into every table file.
-pub const SECTION_NAMES: [&str; 2] = ["brown to move", "black to move"];
+/// The final values of one slice of a finished stage that later stages read: the sections
+/// ([`Side::index`]) the game reads (see [`JobGame::reads_sections`]), `None` for the others.
+pub struct FinalSlice(pub [Option<ByteArray>; 2]);
 
-/// Brown-to-move ([`Side::First`]) arrays of finished slices, indexed by slice id: what a
-/// Musashi stage reads of the stages it depends on (only black moves leave a stage). Shared
-/// (`Arc`) so that a driver keeps them for later stages. Games whose two sides both leave
-/// stages need both sections; that waits for the game-agnostic pipeline.
+impl FinalSlice {
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.0.iter().flatten().map(|v| v.len() as u64).sum()
+    }
+
+    /// Drops the resident pages of file-backed sections.
+    pub fn release(&self) {
+        for values in self.0.iter().flatten() {
+            values.release();
+        }
+    }
+}
+
+/// The final values of finished slices, indexed by slice id: what a stage reads of the stages
+/// it depends on. Shared (`Arc`) so that a driver keeps them for later stages.
 #[derive(Clone)]
-pub struct Finals(pub Vec<Option<Arc<ByteArray>>>);
+pub struct Finals(pub Vec<Option<Arc<FinalSlice>>>);
 
 impl Finals {
     /// No slice loaded, for a game of `slice_count` slices.
@@ -30,54 +42,62 @@ impl Finals {
         Finals(vec![None; slice_count])
     }
 
-    /// Reads the brown-to-move section of the table at `path` (every block's checksum is
-    /// verified on the way) into memory, or with `paged` into a file-backed array in that
-    /// scratch directory, whose pages the kernel drops after each slice it initialises.
-    pub fn read_table(path: &Path, paged: Option<&Path>) -> Result<Arc<ByteArray>> {
+    /// Reads the sections `read` of the table at `path` (every block's checksum is verified on
+    /// the way) into memory, or with `paged` into file-backed arrays in that scratch directory,
+    /// whose pages the kernel drops after each slice it initialises.
+    pub fn read_table(
+        path: &Path,
+        read: [bool; 2],
+        paged: Option<&Path>,
+    ) -> Result<Arc<FinalSlice>> {
         let values = SliceTable::open(path)
             .map_err(anyhow::Error::from)
-            .and_then(|table| Finals::values_of(&table, paged))
+            .and_then(|table| Finals::values_of(&table, read, paged))
             .with_context(|| format!("cannot read {}", path.display()))?;
         Ok(Arc::new(values))
     }
 
-    /// The brown-to-move section of an open table, in memory or (with `paged`) in a
-    /// file-backed array in that scratch directory.
-    pub fn values_of(table: &SliceTable, paged: Option<&Path>) -> Result<ByteArray> {
-        let len = table.section_len(0) as usize;
-        let mut values = match paged {
-            Some(dir) => ByteArray::file_backed(dir, len)
-                .with_context(|| format!("cannot create a scratch file in {}", dir.display()))?,
-            None => ByteArray::zeroed(len),
-        };
-        table.read_section_into(0, &mut values)?;
-        values.release();
-        Ok(values)
+    /// The sections `read` of an open table, in memory or (with `paged`) in file-backed arrays
+    /// in that scratch directory.
+    pub fn values_of(
+        table: &SliceTable,
+        read: [bool; 2],
+        paged: Option<&Path>,
+    ) -> Result<FinalSlice> {
+        let mut sections = [None, None];
+        for side in Side::BOTH.into_iter().filter(|s| read[s.index()]) {
+            let len = table.section_len(side.index()) as usize;
+            let mut values = match paged {
+                Some(dir) => ByteArray::file_backed(dir, len).with_context(|| {
+                    format!("cannot create a scratch file in {}", dir.display())
+                })?,
+                None => ByteArray::zeroed(len),
+            };
+            table.read_section_into(side.index(), &mut values)?;
+            values.release();
+            sections[side.index()] = Some(values);
+        }
+        Ok(FinalSlice(sections))
     }
 }
 
 impl FinalValues for Finals {
+    #[inline]
     fn value(&self, side: Side, slice: SliceId, index: u64) -> Value {
-        debug_assert_eq!(side, Side::First, "only first-side values are loaded");
-        Value(
-            self.0[slice.0 as usize]
-                .as_ref()
-                .expect("the driver loads every dependency before solving a stage")
-                [index as usize],
-        )
+        let slice = self.0[slice.0 as usize]
+            .as_ref()
+            .expect("the driver loads every dependency before solving a stage");
+        let values = slice.0[side.index()]
+            .as_ref()
+            .expect("the driver loads every section the game reads");
+        Value(values[index as usize])
     }
 
     fn release(&self) {
-        for values in self.0.iter().flatten() {
-            values.release();
+        for slice in self.0.iter().flatten() {
+            slice.release();
         }
     }
-}
-
-/// The table file of `slice`, relative to the job directory.
-pub fn table_file_name(game: &Musashi, slice: SliceId) -> String {
-    let (k, rep) = game.slice_parts(slice);
-    format!("browns{k:02}-black{}.tbl", game.board().point_name(rep))
 }
 
 /// One encoded slice table and its manifest record.
@@ -92,9 +112,10 @@ pub struct EncodedSlice {
 pub struct StageOutput {
     /// The manifest records of the slice tables, in the stage's slice order.
     pub tables: Vec<SliceRecord>,
-    /// The brown-to-move arrays, for later stages that read this one; empty when the stage was
-    /// solved out of core (its arrays are scratch files: later stages read the tables).
-    pub finals: Vec<(SliceId, ByteArray)>,
+    /// The sections later stages read, for later stages that read this one; empty when the
+    /// stage was solved out of core (its arrays are scratch files: later stages read the
+    /// tables).
+    pub finals: Vec<(SliceId, FinalSlice)>,
     /// Where the kernel's time went, and what each slice cost (its table's bytes included).
     pub times: StageTimes,
     /// Time spent compressing and writing the tables.
@@ -110,7 +131,7 @@ pub type WriteTable<'a> = &'a (dyn Fn(&EncodedSlice) -> Result<()> + Sync);
 /// every file in it is unlinked as soon as it is created, so a killed run leaves nothing there).
 #[allow(clippy::too_many_arguments)]
 pub fn compute_stage(
-    game: &Musashi,
+    game: &dyn JobGame,
     stage: usize,
     finals: &Finals,
     level: i32,
@@ -131,7 +152,7 @@ pub fn compute_stage(
     };
     let out_of_core = placement != Placement::InMemory;
     release_free_memory();
-    let (solved, mut times) = solve_stage(game, &stages[stage], finals, &space, |report| {
+    let (solved, mut times) = game.solve_stage(&stages[stage], finals, &space, &mut |report| {
         // Out of core the budget is tight: what a ply's lists freed goes back at once.
         if out_of_core {
             release_free_memory();
@@ -147,13 +168,13 @@ pub fn compute_stage(
         cost.written += table.bytes;
     }
     let finals = match placement {
-        Placement::InMemory => solved
-            .into_iter()
-            .map(|s| {
-                let [first, _] = s.values;
-                (s.slice, first)
-            })
-            .collect(),
+        Placement::InMemory => {
+            let read = game.reads_sections();
+            solved
+                .into_iter()
+                .map(|s| (s.slice, final_slice(s.values, read)))
+                .collect()
+        }
         Placement::OutOfCore { .. } => Vec::new(),
     };
     Ok(StageOutput {
@@ -181,7 +202,7 @@ pub fn release_free_memory() {
 /// Encodes the tables of a solved stage (in parallel), hands each to `write`, and returns
 /// their manifest records.
 pub fn encode_stage(
-    game: &Musashi,
+    game: &dyn JobGame,
     stage: usize,
     solved: &[SolvedSlice],
     level: i32,
@@ -191,11 +212,12 @@ pub fn encode_stage(
         .par_iter()
         .map(|s| {
             let name = game.slice_name(s.slice);
+            let sections = game.section_names();
             let bytes = TableWriter::encode(
                 &name,
                 &[
-                    (SECTION_NAMES[0], &s.values[0][..]),
-                    (SECTION_NAMES[1], &s.values[1][..]),
+                    (sections[0], &s.values[0][..]),
+                    (sections[1], &s.values[1][..]),
                 ],
                 level,
             );
@@ -211,7 +233,7 @@ pub fn encode_stage(
                     id: s.slice.0,
                     stage,
                     name,
-                    file: table_file_name(game, s.slice),
+                    file: game.table_file_name(s.slice),
                     positions: s.values[0].len() as u64,
                     bytes: bytes.len() as u64,
                     checksum: format!("{:016x}", retro_store::checksum(&bytes)),
@@ -238,7 +260,7 @@ fn histogram(values: &[u8]) -> BTreeMap<u8, u64> {
 }
 
 /// Array slots of a stage, both sides to move: the unit of progress and throughput.
-pub fn stage_positions(game: &Musashi, stage: &retro_engine::Stage) -> u64 {
+pub fn stage_positions(game: &dyn JobGame, stage: &retro_engine::Stage) -> u64 {
     2 * stage.slices.iter().map(|&s| game.slice_len(s)).sum::<u64>()
 }
 
@@ -255,19 +277,26 @@ pub const BASE_BYTES: u64 = 64 << 20;
 /// buffers of the spilled lists, tasks' output lists, the pages of a list being read.
 pub const OUT_OF_CORE_BYTES: u64 = 96 << 20;
 
-/// Bytes of the brown-to-move values of the stages that stage `stage` reads (held in memory).
-fn input_bytes(game: &Musashi, stage: usize) -> u64 {
+/// Bytes of the values of the stages that stage `stage` reads (held in memory): the sections
+/// the game reads.
+fn input_bytes(game: &dyn JobGame, stage: usize) -> u64 {
     let stages = game.stages();
+    let sections = read_section_count(game);
     stages[stage]
         .depends_on
         .iter()
-        .map(|&d| stage_positions(game, &stages[d]) / 2)
+        .map(|&d| stage_positions(game, &stages[d]) / 2 * sections)
         .sum()
 }
 
+/// How many sections of a table later stages read (1 for Sixteen Musashi).
+fn read_section_count(game: &dyn JobGame) -> u64 {
+    game.reads_sections().iter().filter(|&&r| r).count() as u64
+}
+
 /// An estimate of the memory solving stage `stage` in memory needs: its arrays and lists, plus
-/// the brown-to-move values of the stages it reads.
-pub fn stage_memory(game: &Musashi, stage: usize) -> u64 {
+/// the values of the stages it reads.
+pub fn stage_memory(game: &dyn JobGame, stage: usize) -> u64 {
     let stages = game.stages();
     stage_positions(game, &stages[stage]) / 2 * PEAK_BYTES_PER_SLOT
         + input_bytes(game, stage)
@@ -277,7 +306,7 @@ pub fn stage_memory(game: &Musashi, stage: usize) -> u64 {
 /// An estimate of the memory one step of a stage solved in supersteps needs: the state of
 /// its slice of `len` positions with the messages in and out (bounded by four times the
 /// arrays), plus, for the first step (`reads_inputs`), the values of the stages it reads.
-pub fn step_memory(game: &Musashi, stage: usize, len: u64, reads_inputs: bool) -> u64 {
+pub fn step_memory(game: &dyn JobGame, stage: usize, len: u64, reads_inputs: bool) -> u64 {
     let inputs = if reads_inputs {
         input_bytes(game, stage)
     } else {
@@ -288,28 +317,28 @@ pub fn step_memory(game: &Musashi, stage: usize, len: u64, reads_inputs: bool) -
 
 /// The least memory stage `stage` can be solved in: in memory if that is smaller, else out of
 /// core with paged inputs and a window of one slice's arrays.
-pub fn stage_min_memory(game: &Musashi, stage: usize) -> u64 {
+pub fn stage_min_memory(game: &dyn JobGame, stage: usize) -> u64 {
     let out_of_core = out_of_core_fixed(game, stage, true) + batch_window(game, stage);
     stage_memory(game, stage).min(out_of_core)
 }
 
 /// The smallest window of an out-of-core stage: what one batch (a slice and the halves of its
 /// neighbours) may touch.
-fn batch_window(game: &Musashi, stage: usize) -> u64 {
+fn batch_window(game: &dyn JobGame, stage: usize) -> u64 {
     batch_reserve(largest_slice_bytes(game, stage))
 }
 
 /// What an out-of-core stage holds besides its window: its inputs (all of them, or with
 /// `paged_inputs` what one slice's initialisation touches: eight slices of each stage read)
 /// and fixed overheads.
-fn out_of_core_fixed(game: &Musashi, stage: usize, paged_inputs: bool) -> u64 {
+fn out_of_core_fixed(game: &dyn JobGame, stage: usize, paged_inputs: bool) -> u64 {
     let stages = game.stages();
     let all = input_bytes(game, stage);
     let inputs = if paged_inputs {
         let touched: u64 = stages[stage]
             .depends_on
             .iter()
-            .map(|&d| largest_slice_bytes(game, d) / 2)
+            .map(|&d| largest_slice_bytes(game, d) / 2 * read_section_count(game))
             .sum();
         all.min(8 * touched)
     } else {
@@ -319,7 +348,7 @@ fn out_of_core_fixed(game: &Musashi, stage: usize, paged_inputs: bool) -> u64 {
 }
 
 /// Bytes of the arrays (both sides, with bitmaps) of the largest slice of stage `stage`.
-fn largest_slice_bytes(game: &Musashi, stage: usize) -> u64 {
+pub fn largest_slice_bytes(game: &dyn JobGame, stage: usize) -> u64 {
     game.stages()[stage]
         .slices
         .iter()
@@ -372,7 +401,7 @@ pub struct StagePlan {
 /// fit. Forced, the stage is planned out of core with paged inputs and the smallest window (one
 /// slice), so that everything pages: the configuration the tests use on small boards.
 pub fn plan_stage(
-    game: &Musashi,
+    game: &dyn JobGame,
     stage: usize,
     usable: u64,
     force_out_of_core: bool,
@@ -424,88 +453,16 @@ pub fn human_bytes(bytes: u64) -> String {
 
 /// The refusal when stage `stage` cannot fit even out of core: `usable` of the `budget` bytes
 /// can go to one stage.
-pub fn too_large(game: &Musashi, stage: usize, budget: u64, usable: u64) -> String {
+pub fn too_large(game: &dyn JobGame, stage: usize, budget: u64, usable: u64) -> String {
     let share = if usable < budget {
         format!(" ({} of it for one stage)", human_bytes(usable))
     } else {
         String::new()
     };
     format!(
-        "{} needs at least {} even out of core (its inputs and one slice) but the memory budget is {}{share}: raise --memory-budget or lower --max-browns",
+        "{} needs at least {} even out of core (its inputs and one slice) but the memory budget is {}{share}: raise --memory-budget or solve a smaller part of the game",
         game.stages()[stage].name,
         human_bytes(stage_min_memory(game, stage)),
         human_bytes(budget),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use retro_musashi::Board;
-
-    const GIB: u64 = 1 << 30;
-
-    fn game(board: &str) -> Musashi {
-        Musashi::new(Board::builtin(board).unwrap(), None)
-    }
-
-    fn stage_of(game: &Musashi, browns: usize) -> usize {
-        let name = format!("browns={browns}");
-        game.stages().iter().position(|s| s.name == name).unwrap()
-    }
-
-    #[test]
-    fn small_stages_stay_in_memory() {
-        let g = game("BOARD25");
-        let plan = plan_stage(&g, stage_of(&g, 12), GIB, false).unwrap();
-        assert_eq!(plan.placement, Placement::InMemory);
-        assert_eq!(plan.memory, stage_memory(&g, stage_of(&g, 12)));
-    }
-
-    #[test]
-    fn board31_largest_stage_runs_out_of_core_in_12_gib_with_inputs_in_memory() {
-        let g = game("BOARD31");
-        let s = stage_of(&g, 15);
-        assert!(stage_memory(&g, s) > 12 * GIB);
-        let plan = plan_stage(&g, s, 12 * GIB, false).unwrap();
-        match plan.placement {
-            Placement::OutOfCore {
-                window,
-                paged_inputs,
-            } => {
-                assert!(!paged_inputs);
-                assert!(window > 6 * GIB, "window {window}");
-            }
-            Placement::InMemory => panic!("browns=15 cannot fit in memory"),
-        }
-        assert_eq!(plan.memory, 12 * GIB);
-    }
-
-    #[test]
-    fn board33_largest_stage_pages_its_inputs_in_16_gib_and_is_refused_in_12_gib() {
-        // Paged inputs (8 slices of each stage read, 6.9 GB) + one batch (4.5 slices of 1.35 GB)
-        // + overheads: 13.1 GB, just over 12 GiB.
-        let g = game("BOARD33");
-        let s = stage_of(&g, 16);
-        let plan = plan_stage(&g, s, 16 * GIB, false).unwrap();
-        assert!(plan.placement.pages_inputs(), "{plan:?}");
-        assert!(plan_stage(&g, s, 12 * GIB, false).is_none());
-        let min = stage_min_memory(&g, s);
-        assert!(min > 12 * GIB && min < 14 * GIB, "{min}");
-        assert!(too_large(&g, s, 12 * GIB, 12 * GIB).contains("browns=16 needs at least"));
-    }
-
-    #[test]
-    fn forced_out_of_core_uses_a_one_slice_window_and_pages_inputs() {
-        let g = game("BOARD25");
-        let s = stage_of(&g, 12);
-        let plan = plan_stage(&g, s, GIB, true).unwrap();
-        assert_eq!(
-            plan.placement,
-            Placement::OutOfCore {
-                window: batch_reserve(largest_slice_bytes(&g, s)),
-                paged_inputs: true
-            }
-        );
-    }
 }

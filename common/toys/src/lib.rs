@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod job;
 pub mod ring;
 
-pub use ring::RingHop;
+pub use ring::{RingHop, RingValue};

@@ -34,10 +34,21 @@ use std::ops::Range;
 /// Bit offset of black's cells in a key.
 const BLACK_SHIFT: u32 = 16;
 
+/// How ring hop is valued: the same rules, two solvers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingValue {
+    /// Win, draw or loss with distance (a side without a move loses).
+    WinDrawLoss,
+    /// The score margin: a point per capture, endless play and the end of the game add 0.
+    ScoreMargin,
+}
+
 /// Ring hop on `n` cells with at most `max_tokens` tokens a side.
 pub struct RingHop {
     n: u32,
     max_tokens: u32,
+    /// Which solver values the game (recorded in its definition).
+    value: RingValue,
     /// `(white tokens, black tokens)` of each stage, in solve order.
     stages: Vec<(u32, u32)>,
     /// Every key of each slice, increasing (slice id = 2 × stage + parity).
@@ -80,9 +91,20 @@ impl RingHop {
         Ok(RingHop {
             n,
             max_tokens,
+            value: RingValue::WinDrawLoss,
             stages,
             keys,
         })
+    }
+
+    /// The same game valued by `value`.
+    pub fn valued_by(self, value: RingValue) -> RingHop {
+        RingHop { value, ..self }
+    }
+
+    /// How the game is valued.
+    pub fn value(&self) -> RingValue {
+        self.value
     }
 
     /// Cells of the ring.

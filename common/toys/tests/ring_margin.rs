@@ -86,8 +86,8 @@ impl FinalMargins for Finals {
 fn solve_all(game: &RingHop, space: &Workspace) -> Finals {
     let mut finals = Finals(HashMap::new());
     for stage in game.stages() {
-        let solved: Vec<MarginSlice> =
-            margin::solve_margin_stage(game, &stage, &finals, space).unwrap();
+        let (solved, _): (Vec<MarginSlice>, _) =
+            margin::solve_margin_stage(game, &stage, &finals, space, |_| {}).unwrap();
         for s in solved {
             finals
                 .0

@@ -32,6 +32,7 @@ impl Core {
                         .filter(|t| {
                             t.state == TaskState::Pending
                                 && t.positions >= self.config.split_above
+                                && job.game.splits()
                                 && job.ready(t.stage)
                         })
                         .map(|t| (id, t.stage)),

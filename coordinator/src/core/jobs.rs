@@ -13,24 +13,24 @@ use crate::job_state::JobState;
 use crate::merge;
 use crate::task_state::TaskState;
 use anyhow::{Context, Result};
-use retro_engine::Game;
-use retro_musashi::Musashi;
-use retro_pipeline::definition::MUSASHI;
+use retro_pipeline::job_dir::summarise;
 use retro_pipeline::stage::stage_positions;
-use retro_pipeline::{definition, game_from_definition, grows_into, job_dir};
+use retro_pipeline::{job_dir, JobGame};
 use retro_store::SliceRecord;
+use std::sync::Arc;
 use tracing::info;
 
 impl Core {
     /// The job of the embedded solve (`retro solve`): the one whose directory is the data
     /// directory itself. Created (adopting intact tables already there) if missing; resumed if
-    /// it was interrupted, cancelled or failed; a smaller solve of the same board is grown (see
-    /// [`grows_into`]). Fails if the directory holds another solve.
-    pub fn ensure_embedded_job(&mut self, game: &Musashi, level: i32) -> Result<u64> {
+    /// it was interrupted, cancelled or failed; a smaller solve of the same game is grown (see
+    /// [`JobGame::grows_from`]). Fails if the directory holds another solve.
+    pub fn ensure_embedded_job(&mut self, game: Arc<dyn JobGame>, level: i32) -> Result<u64> {
         let rows = self.db.read().jobs()?;
         if let Some(row) = rows.iter().find(|r| r.dir == ".") {
-            let wanted = definition(game);
-            if row.definition != wanted && grows_into(&row.definition, &wanted) {
+            let wanted = game.definition();
+            let same_game = row.game == game.name();
+            if same_game && row.definition != wanted && game.grows_from(&row.definition) {
                 // A larger solve of the same board: the old job steps aside (it keeps its
                 // history, no longer the directory), and the new one adopts its finished stages.
                 let old = row.id;
@@ -57,13 +57,12 @@ impl Core {
                 );
                 return self.create_job(game, level, Some("."));
             }
-            if row.definition != wanted {
+            if !same_game || row.definition != wanted {
                 anyhow::bail!(
-                    "{}: holds a different solve ({} on {}, max browns {}); choose another --out",
+                    "{}: holds a different solve ({}: {}); choose another --out",
                     self.config.data.display(),
                     row.game,
-                    row.definition["board"].as_str().unwrap_or("?"),
-                    row.definition["max_browns"]
+                    summarise(&row.definition)
                 );
             }
             let id = row.id;
@@ -87,22 +86,27 @@ impl Core {
     }
 
     /// The game and zstd level of the embedded solve's job, if the database has one.
-    pub fn embedded_job(&self) -> Result<Option<(Musashi, i32)>> {
+    pub fn embedded_job(&self) -> Result<Option<(Arc<dyn JobGame>, i32)>> {
         let rows = self.db.read().jobs()?;
         let Some(row) = rows.into_iter().find(|r| r.dir == ".") else {
             return Ok(None);
         };
-        let game = game_from_definition(&row.game, &row.definition)
+        let game = (self.config.open_game)(&row.game, &row.definition)
             .with_context(|| format!("job {}", row.id))?;
         Ok(Some((game, row.level)))
     }
 
     /// Plans a new job: creates its directory (or adopts the intact tables of an earlier solve
     /// of the same definition in it) and its tasks, one per stage.
-    pub fn create_job(&mut self, game: &Musashi, level: i32, dir: Option<&str>) -> Result<u64> {
-        let def = definition(game);
+    pub fn create_job(
+        &mut self,
+        game: Arc<dyn JobGame>,
+        level: i32,
+        dir: Option<&str>,
+    ) -> Result<u64> {
+        let def = game.definition();
         let id = self.db.transaction(|tx| {
-            let id = tx.insert_job(MUSASHI, &def, level, dir.unwrap_or(""))?;
+            let id = tx.insert_job(game.name(), &def, level, dir.unwrap_or(""))?;
             if dir.is_none() {
                 tx.set_job_dir(id, &format!("jobs/{id:06}"))?;
             }
@@ -111,8 +115,8 @@ impl Core {
         let row = self.db.read().job(id)?.expect("just inserted");
         let job_path = self.config.data.join(&row.dir);
         let planned = (|| {
-            let mut manifest = job_dir::prepare(&job_path, game, &DATABASE_FILES)?;
-            let intact = job_dir::check_finished(&job_path, game, &mut manifest);
+            let mut manifest = job_dir::prepare(&job_path, &*game, &DATABASE_FILES)?;
+            let intact = job_dir::check_finished(&job_path, &*game, &mut manifest);
             let stages = game.stages();
             self.db.transaction(|tx| {
                 for (i, stage) in stages.iter().enumerate() {
@@ -121,7 +125,7 @@ impl Core {
                     } else {
                         TaskState::Pending
                     };
-                    tx.insert_task(id, i, &stage.name, state, stage_positions(game, stage))?;
+                    tx.insert_task(id, i, &stage.name, state, stage_positions(&*game, stage))?;
                     if intact[i] {
                         tx.event(
                             Some(id),
@@ -146,7 +150,7 @@ impl Core {
             return Err(e);
         }
         info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
-        self.load_job(row)?;
+        self.load_job_with(row, game)?;
         self.write_manifest(id)?;
         self.finish_if_complete(id)?;
         Ok(id)
@@ -197,7 +201,7 @@ impl Core {
     /// Rewrites the job's manifest from the database.
     pub(super) fn write_manifest(&self, id: u64) -> Result<()> {
         let job = &self.jobs[&id];
-        let mut manifest = job_dir::fresh_manifest(&job.game);
+        let mut manifest = job_dir::fresh_manifest(&*job.game);
         manifest.slices = self.records(id)?;
         manifest.complete = job.tasks.iter().all(|t| t.state == TaskState::Done);
         manifest.save(&job.dir)?;

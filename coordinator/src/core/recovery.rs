@@ -15,10 +15,10 @@ use crate::merge;
 use crate::steps;
 use crate::task_state::TaskState;
 use anyhow::{Context, Result};
-use retro_engine::Game;
 use retro_pipeline::stage::stage_min_memory;
 use retro_pipeline::storage::Storage;
-use retro_pipeline::{game_from_definition, job_dir, LocalStorage};
+use retro_pipeline::{job_dir, JobGame, LocalStorage};
+use std::sync::Arc;
 use std::time::Instant;
 use tracing::{info_span, warn};
 
@@ -27,8 +27,13 @@ impl Core {
     /// game and the memory estimates of its stages), as it is: [`Core::recover`] then makes
     /// it consistent.
     pub(super) fn load_job(&mut self, row: JobRow) -> Result<()> {
-        let game = game_from_definition(&row.game, &row.definition)
+        let game = (self.config.open_game)(&row.game, &row.definition)
             .with_context(|| format!("job {}", row.id))?;
+        self.load_job_with(row, game)
+    }
+
+    /// [`Core::load_job`] with the job's game already opened.
+    pub(super) fn load_job_with(&mut self, row: JobRow, game: Arc<dyn JobGame>) -> Result<()> {
         let dir = self.config.data.join(&row.dir);
         let tasks = self.db.read().tasks(row.id)?;
         let steps = self
@@ -43,7 +48,7 @@ impl Core {
             .collect();
         let step_files = self.db.read().step_files(row.id)?;
         let memory = (0..game.stages().len())
-            .map(|i| stage_min_memory(&game, i))
+            .map(|i| stage_min_memory(&*game, i))
             .collect();
         let mut job = JobRuntime {
             memory,

@@ -12,8 +12,7 @@ use super::{Core, Refusal};
 use crate::db::{JobRow, StepFileRow, TaskRow};
 use crate::task_state::TaskState;
 use retro_engine::Stage;
-use retro_musashi::Musashi;
-use retro_pipeline::LocalStorage;
+use retro_pipeline::{JobGame, LocalStorage};
 use retro_proto as pb;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -34,7 +33,7 @@ pub(crate) struct JobRuntime {
     /// The job's row (state, definition, directory relative to the data directory).
     pub row: JobRow,
     /// The game the job solves, rebuilt from its definition.
-    pub game: Musashi,
+    pub game: std::sync::Arc<dyn JobGame>,
     /// The game's stages, by index: what each task solves and which stages it reads.
     pub stages: Vec<Stage>,
     /// Absolute job directory.

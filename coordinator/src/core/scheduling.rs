@@ -14,7 +14,6 @@ use crate::job_state::JobState;
 use crate::merge;
 use crate::steps;
 use crate::task_state::TaskState;
-use retro_engine::Game;
 use retro_pipeline::stage::{step_memory, task_capacity};
 use retro_proto as pb;
 use tracing::info;
@@ -58,7 +57,7 @@ impl Core {
                     .game
                     .slice_len(job.stages[t.stage].slices[slot as usize]);
                 if t.state != TaskState::Pending
-                    || step_memory(&job.game, t.stage, len, ply == 1) > capacity
+                    || step_memory(&*job.game, t.stage, len, ply == 1) > capacity
                 {
                     continue;
                 }

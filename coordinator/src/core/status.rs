@@ -35,7 +35,7 @@ impl Core {
         Ok(pb::JobStatus {
             job_id: id,
             state: row.state.as_str().into(),
-            description: describe(&row.definition),
+            description: describe(&row.game, &row.definition),
             job_dir: row.dir,
             tasks: Vec::new(),
             positions_done: done,
@@ -128,7 +128,7 @@ impl Core {
         pb::JobStatus {
             job_id: id,
             state: job.row.state.as_str().into(),
-            description: describe(&job.row.definition),
+            description: format!("{}: {}", job.game.name(), job.game.describe()),
             job_dir: job.dir.display().to_string(),
             tasks,
             positions_done: done,
@@ -168,13 +168,10 @@ impl Core {
     }
 }
 
-/// "BOARD25, max browns 16".
-fn describe(definition: &serde_json::Value) -> String {
-    format!(
-        "musashi on {}, max browns {}",
-        definition["board"].as_str().unwrap_or("?"),
-        definition["max_browns"]
-    )
+/// A job that is not loaded, from its recorded game and definition:
+/// "musashi: board=BOARD25, max_browns=16".
+fn describe(game: &str, definition: &serde_json::Value) -> String {
+    format!("{game}: {}", retro_pipeline::job_dir::summarise(definition))
 }
 
 /// What a status report and the metrics call a task's state: its stored state, except that a

@@ -1,17 +1,18 @@
-//! `worker --coordinator URL`: runs a retro worker.
+//! `coordinator --listen ADDR --data DIR`: runs a retro coordinator.
 
 use clap::Parser;
+use retro_coordinator::cli::{run, CoordinatorArgs};
 use retro_pipeline::process::{init_logging, LogFormat};
-use retro_worker::cli::{run_cli, WorkerArgs};
 use std::process::ExitCode;
 
-/// Run a retro worker: it joins a coordinator, solves the tasks it is given with the
-/// retrograde kernel, and writes result shards into the job directory they share.
+/// Run a retro coordinator: it plans solve jobs, hands their tasks to workers and merges the
+/// results into final tables. Workers join with `worker --coordinator http://ADDR`; users talk
+/// to it with `retro submit|status|cancel|jobs`.
 #[derive(Parser)]
-#[command(name = "worker", version)]
+#[command(name = "coordinator", version)]
 struct Cli {
     #[command(flatten)]
-    args: WorkerArgs,
+    args: CoordinatorArgs,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run_cli(cli.args)) {
+    match runtime.block_on(run(cli.args, retro_games::open)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -1,18 +1,17 @@
-//! `coordinator --listen ADDR --data DIR`: runs a retro coordinator.
+//! `worker --coordinator URL`: runs a retro worker.
 
 use clap::Parser;
-use retro_coordinator::cli::{run, CoordinatorArgs};
 use retro_pipeline::process::{init_logging, LogFormat};
+use retro_worker::cli::{run_cli, WorkerArgs};
 use std::process::ExitCode;
 
-/// Run a retro coordinator: it plans solve jobs, hands their tasks to workers and merges the
-/// results into final tables. Workers join with `worker --coordinator http://ADDR`; users talk
-/// to it with `retro submit|status|cancel|jobs`.
+/// Run a retro worker: it joins a coordinator, solves the tasks it is given with the
+/// retrograde kernel, and writes result shards into the job directory they share.
 #[derive(Parser)]
-#[command(name = "coordinator", version)]
+#[command(name = "worker", version)]
 struct Cli {
     #[command(flatten)]
-    args: CoordinatorArgs,
+    args: WorkerArgs,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -28,7 +27,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.args)) {
+    match runtime.block_on(run_cli(cli.args, retro_games::open)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
