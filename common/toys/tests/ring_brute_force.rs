@@ -15,39 +15,7 @@ use std::collections::HashMap;
 
 mod support;
 
-use support::{all_positions, moves, Raw};
-
-/// The value of every raw position of ring hop on `n` cells with up to `max` tokens a side.
-fn brute_force(n: u32, max: u32) -> HashMap<Raw, u8> {
-    let positions = all_positions(n, max);
-    let index: HashMap<Raw, usize> = positions.iter().enumerate().map(|(i, &p)| (p, i)).collect();
-    let successors: Vec<Vec<usize>> = positions
-        .iter()
-        .map(|&p| moves(n, p).into_iter().map(|(q, _)| index[&q]).collect())
-        .collect();
-    let mut value = vec![0u8; positions.len()];
-    loop {
-        let next: Vec<u8> = successors
-            .iter()
-            .map(|succ| {
-                if succ.is_empty() {
-                    return 1;
-                }
-                let vals = succ.iter().map(|&q| value[q]);
-                let fastest_loss = vals.clone().filter(|v| v % 2 == 1).min();
-                match fastest_loss {
-                    Some(v) => v + 1,
-                    None if vals.clone().all(|v| v != 0) => 1 + vals.max().unwrap(),
-                    None => 0,
-                }
-            })
-            .collect();
-        if next == value {
-            return positions.into_iter().zip(value).collect();
-        }
-        value = next;
-    }
-}
+use support::{win_draw_loss as brute_force, Raw};
 
 /// Final values of solved slices, both sides to move.
 struct Finals(HashMap<SliceId, [Vec<u8>; 2]>);

@@ -15,64 +15,7 @@ use std::collections::HashMap;
 
 mod support;
 
-use support::{all_positions, moves, Raw};
-
-/// The margin of every raw position of ring hop on `n` cells with up to `max` tokens a side.
-fn brute_force(n: u32, max: u32) -> HashMap<Raw, i32> {
-    let mut value: HashMap<Raw, i32> = HashMap::new();
-    for tokens in 0..=2 * max {
-        let layer: Vec<Raw> = all_positions(n, max)
-            .into_iter()
-            .filter(|&(white, black, _)| (white | black).count_ones() == tokens)
-            .collect();
-        let moves: Vec<Vec<(Raw, i32)>> = layer.iter().map(|&p| moves(n, p)).collect();
-        let index: HashMap<Raw, usize> = layer.iter().enumerate().map(|(i, &p)| (p, i)).collect();
-        let mut margin = vec![0i32; layer.len()];
-        for t in 1..=tokens as i32 {
-            // won[i]: mover forces >= t; lost[i]: opponent forces the mover to <= -t.
-            let (mut won, mut lost) = (vec![false; layer.len()], vec![false; layer.len()]);
-            loop {
-                let mut changed = false;
-                for i in 0..layer.len() {
-                    if moves[i].is_empty() {
-                        continue; // the game ends with margin 0
-                    }
-                    let outcome = |&(next, gain): &(Raw, i32)| -> (bool, bool) {
-                        match index.get(&next) {
-                            // In the layer: the opponent's outcome, reversed.
-                            Some(&j) => (lost[j], won[j]),
-                            // A capture: a finished layer's margin.
-                            None => {
-                                let m = gain - value[&next];
-                                (m >= t, m <= -t)
-                            }
-                        }
-                    };
-                    let w = moves[i].iter().any(|m| outcome(m).0);
-                    let l = moves[i].iter().all(|m| outcome(m).1);
-                    if w && !won[i] {
-                        won[i] = true;
-                        changed = true;
-                    }
-                    if l && !lost[i] {
-                        lost[i] = true;
-                        changed = true;
-                    }
-                }
-                if !changed {
-                    break;
-                }
-            }
-            for i in 0..layer.len() {
-                margin[i] += i32::from(won[i]) - i32::from(lost[i]);
-            }
-        }
-        for (p, m) in layer.into_iter().zip(margin) {
-            value.insert(p, m);
-        }
-    }
-    value
-}
+use support::margins as brute_force;
 
 /// Final margins of solved slices.
 struct Finals(HashMap<SliceId, [Vec<u8>; 2]>);
