@@ -133,6 +133,26 @@ pub enum Solved {
     NotCanonical,
 }
 
+impl Solved {
+    /// The class of the generic summary table: win, draw, loss (positive, zero, negative
+    /// margin) as 0, 1, 2; `None` for no value.
+    pub fn class(self) -> Option<usize> {
+        match self {
+            Solved::Outcome(Outcome::Win { .. }) => Some(0),
+            Solved::Outcome(Outcome::Draw) => Some(1),
+            Solved::Outcome(Outcome::Loss { .. }) => Some(2),
+            Solved::Margin(Margin(m)) => Some(if m > 0 {
+                0
+            } else if m == 0 {
+                1
+            } else {
+                2
+            }),
+            Solved::NotCanonical => None,
+        }
+    }
+}
+
 impl std::fmt::Display for Solved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let plies = |n: u32| if n == 1 { "ply" } else { "plies" };
@@ -255,9 +275,9 @@ fn generic_count_table<G: GameRules>(
     game: &G,
     manifest: &Manifest,
     header: &str,
-    classes: usize,
     class: impl Fn(u8) -> Option<usize>,
 ) -> String {
+    let classes = header.split(',').count();
     let stages = game.stages();
     let mut rows: Vec<[Vec<u64>; 2]> = vec![[vec![0; classes], vec![0; classes]]; stages.len()];
     for record in &manifest.slices {
@@ -350,7 +370,33 @@ macro_rules! described_by_rules {
         fn position_name(&self, slice: SliceId, index: u64) -> String {
             self.0.position_name(slice, self.0.key(slice, index))
         }
+        fn count_table(&self, manifest: &Manifest) -> Result<String> {
+            self.0.count_table(manifest).unwrap_or_else(|| {
+                Ok(generic_count_table(
+                    &self.0,
+                    manifest,
+                    Self::CLASSES,
+                    |byte| self.decode(byte).class(),
+                ))
+            })
+        }
     };
+}
+
+impl<G> WinDrawLoss<G> {
+    /// The classes of the generic summary table ([`Solved::class`]).
+    const CLASSES: &'static str = "win,draw,loss";
+}
+
+impl<G> ScoreMargin<G> {
+    /// The classes of the generic summary table ([`Solved::class`]).
+    const CLASSES: &'static str = "positive,zero,negative";
+}
+
+/// The canonical key at `index` of `slice`, or `None` for a slot that holds no value.
+fn canonical_key<G: Game>(game: &G, slice: SliceId, index: u64) -> Option<u64> {
+    let key = game.key(slice, index);
+    game.is_canonical(slice, key).then_some(key)
 }
 
 impl<G: GameRules> JobGame for WinDrawLoss<G> {
@@ -407,10 +453,9 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
         stored: &mut dyn FnMut(SliceId, u64) -> Result<u8>,
     ) -> Result<Option<u8>> {
         let game = &self.0;
-        let key = game.key(slice, index);
-        if !game.is_canonical(slice, key) {
+        let Some(key) = canonical_key(game, slice, index) else {
             return Ok(None);
-        }
+        };
         let value = recurrence::value(game, side, slice, key, |s, k| {
             stored(s, game.index(s, k)).map(Value)
         })?;
@@ -422,24 +467,6 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
             Some(outcome) => Solved::Outcome(outcome),
             None => Solved::NotCanonical,
         }
-    }
-
-    fn count_table(&self, manifest: &Manifest) -> Result<String> {
-        if let Some(own) = self.0.count_table(manifest) {
-            return own;
-        }
-        Ok(generic_count_table(
-            &self.0,
-            manifest,
-            "win,draw,loss",
-            3,
-            |v| match Value(v).outcome() {
-                Some(Outcome::Win { .. }) => Some(0),
-                Some(Outcome::Draw) => Some(1),
-                Some(Outcome::Loss { .. }) => Some(2),
-                None => None,
-            },
-        ))
     }
 }
 
@@ -501,10 +528,9 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         stored: &mut dyn FnMut(SliceId, u64) -> Result<u8>,
     ) -> Result<Option<u8>> {
         let game = &self.0;
-        let key = game.key(slice, index);
-        if !game.is_canonical(slice, key) {
+        let Some(key) = canonical_key(game, slice, index) else {
             return Ok(None);
-        }
+        };
         let margin = margin::recurrence(game, side, slice, key, |s, k| {
             stored(s, game.index(s, k)).map(|b| Margin(b as i8))
         })?;
@@ -518,24 +544,6 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         } else {
             Solved::Margin(margin)
         }
-    }
-
-    fn count_table(&self, manifest: &Manifest) -> Result<String> {
-        if let Some(own) = self.0.count_table(manifest) {
-            return own;
-        }
-        Ok(generic_count_table(
-            &self.0,
-            manifest,
-            "positive,zero,negative",
-            3,
-            |v| match Margin(v as i8) {
-                Margin::NON_CANONICAL => None,
-                Margin(m) if m > 0 => Some(0),
-                Margin(0) => Some(1),
-                _ => Some(2),
-            },
-        ))
     }
 }
 
