@@ -31,8 +31,9 @@ async fn with_core<T: Send + 'static>(
         Refusal::FailedPrecondition(m) => Status::failed_precondition(m),
         Refusal::DataLoss(m) => Status::data_loss(m),
         Refusal::Internal(e) => {
-            error!("internal error: {e:#}");
-            Status::internal(format!("{e:#}"))
+            let text = retro_pipeline::process::error_text(&e);
+            error!("internal error: {text}");
+            Status::internal(text)
         }
     })
 }

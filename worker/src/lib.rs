@@ -268,7 +268,7 @@ async fn execute(
             report
         }
         Err(e) => {
-            error!("task failed: {e:#}");
+            error!("task failed: {}", retro_pipeline::process::error_text(&e));
             *progress.lock().expect("progress lock") = None;
             let request = pb::FailTaskRequest {
                 worker_id,
@@ -276,7 +276,7 @@ async fn execute(
                 stage: task.stage,
                 attempt: task.attempt,
                 retryable: true,
-                reason: format!("{e:#}"),
+                reason: retro_pipeline::process::error_text(&e),
                 step: task.step,
                 input_damaged: e.downcast_ref::<task::StepInputDamaged>().is_some(),
             };

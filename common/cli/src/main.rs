@@ -522,7 +522,7 @@ fn main() -> ExitCode {
         // The reader went away (`retro probe ... | head`): nothing left to say.
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", retro_pipeline::process::error_text(&e));
             ExitCode::FAILURE
         }
     }

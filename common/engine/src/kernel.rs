@@ -107,12 +107,12 @@ pub enum KernelError {
         stage: String,
     },
     /// A scratch file of an out-of-core solve could not be written or mapped.
-    #[error("stage {stage}: scratch file: {source}")]
+    #[error("stage {stage}: scratch file: {error}")]
     Scratch {
         /// The stage's name.
         stage: String,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message, not a separate link of the error chain).
+        error: std::io::Error,
     },
     /// The game broke a contract of the [`Game`] trait.
     #[error("stage {stage}: game contract violated: {what}")]
@@ -271,7 +271,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let clocks = SlotClocks::new(n);
     let scratch_error = |e: std::io::Error| KernelError::Scratch {
         stage: stage.name.clone(),
-        source: e,
+        error: e,
     };
     let (arrays, file_bytes, resident_limit) =
         StageArrays::allocate(&lens, space).map_err(scratch_error)?;

@@ -42,3 +42,46 @@ pub fn init_logging(format: LogFormat, default_filter: &str) {
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
+
+/// An error and its causes in one line, each cause said once.
+///
+/// `anyhow`'s `{:#}` joins every link of the chain with ": ", but many errors (tonic's
+/// transport errors, I/O errors wrapped with context that already quotes them) repeat their
+/// source in their own message, which gave lines like `tcp connect error: tcp connect error:
+/// Connection refused`. Here a link already said is skipped, and a link that extends the last
+/// one replaces it.
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut links: Vec<String> = Vec::new();
+    for link in error.chain() {
+        let link = link.to_string();
+        if links.iter().any(|said| said.contains(&link)) {
+            continue;
+        }
+        match links.last_mut() {
+            Some(last) if link.starts_with(last.as_str()) => *last = link,
+            _ => links.push(link),
+        }
+    }
+    links.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::Other, "No space left on device");
+        let e = anyhow::Error::new(io).context("cannot write t.tbl: No space left on device");
+        assert_eq!(
+            error_text(&e),
+            "cannot write t.tbl: No space left on device"
+        );
+        let e = anyhow::anyhow!("Connection refused")
+            .context("tcp connect error")
+            .context("tcp connect error");
+        assert_eq!(error_text(&e), "tcp connect error: Connection refused");
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_text(&e), "outer: inner");
+    }
+}

@@ -18,14 +18,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         std::process::id()
     ));
     let result = (|| {
-        let mut file = File::create(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
-        file.write_all(bytes).map_err(|e| StoreError::io(&tmp, e))?;
-        file.sync_all().map_err(|e| StoreError::io(&tmp, e))?;
-        fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
+        let mut file = File::create(&tmp).map_err(|e| StoreError::io("create", path, e))?;
+        file.write_all(bytes)
+            .map_err(|e| StoreError::io("write", path, e))?;
+        file.sync_all()
+            .map_err(|e| StoreError::io("sync", path, e))?;
+        fs::rename(&tmp, path).map_err(|e| StoreError::io("rename into", path, e))?;
         if let Some(dir) = dir {
             File::open(dir)
                 .and_then(|d| d.sync_all())
-                .map_err(|e| StoreError::io(dir, e))?;
+                .map_err(|e| StoreError::io("sync directory", dir, e))?;
         }
         Ok(())
     })();

@@ -23,13 +23,16 @@ use std::path::PathBuf;
 /// A storage failure, always naming the file concerned.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The operating system refused an operation.
-    #[error("{path}: {source}")]
+    /// The operating system refused an operation. (The OS error is part of the message, not
+    /// a separate link of the error chain, so that a chain printed with `{:#}` says it once.)
+    #[error("cannot {op} {path}: {error}")]
     Io {
+        /// What was being done: "write", "open", "map", "rename", "sync".
+        op: &'static str,
         /// The file or directory.
         path: PathBuf,
         /// What the OS said.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A file exists but its content is damaged or not what it should be.
     #[error("{path}: damaged: {what}")]
@@ -42,10 +45,15 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
+    pub(crate) fn io(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+        error: std::io::Error,
+    ) -> StoreError {
         StoreError::Io {
+            op,
             path: path.into(),
-            source,
+            error,
         }
     }
 

@@ -67,7 +67,7 @@ impl Manifest {
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StoreError::io(path, e)),
+            Err(e) => return Err(StoreError::io("read", path, e)),
         };
         let envelope: Envelope = serde_json::from_slice(&bytes)
             .map_err(|e| StoreError::damaged(&path, format!("not a retro manifest: {e}")))?;

@@ -94,10 +94,10 @@ type BlockCache = HashMap<(usize, usize), Arc<Vec<u8>>>;
 impl SliceTable {
     /// Opens `path`, checking its footer and index.
     pub fn open(path: &Path) -> Result<SliceTable, StoreError> {
-        let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+        let file = File::open(path).map_err(|e| StoreError::io("open", path, e))?;
         // SAFETY: table files are immutable once renamed into place; they are replaced only by
         // rename, which leaves this mapping on the old inode.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io(path, e))?;
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io("map", path, e))?;
         let damaged = |what: &str| StoreError::damaged(path, what);
         if map.len() < MAGIC.len() + FOOTER || &map[..8] != MAGIC {
             return Err(damaged("not a retro table file (bad header)"));
@@ -249,9 +249,9 @@ impl SliceTable {
 
 /// The checksum of a whole file, as recorded in manifests.
 pub fn file_checksum(path: &Path) -> Result<u64, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let file = File::open(path).map_err(|e| StoreError::io("open", path, e))?;
     // SAFETY: see `SliceTable::open`.
-    let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io(path, e))?;
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io("map", path, e))?;
     Ok(checksum(&map))
 }
 

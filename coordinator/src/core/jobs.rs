@@ -14,6 +14,7 @@ use crate::merge;
 use crate::task_state::TaskState;
 use anyhow::{Context, Result};
 use retro_pipeline::job_dir::summarise;
+use retro_pipeline::process::error_text;
 use retro_pipeline::stage::stage_positions;
 use retro_pipeline::{job_dir, JobGame};
 use retro_store::SliceRecord;
@@ -146,7 +147,7 @@ impl Core {
         if let Err(e) = planned {
             self.db
                 .read()
-                .set_job_state(id, JobState::Failed, &format!("{e:#}"))?;
+                .set_job_state(id, JobState::Failed, &error_text(&e))?;
             return Err(e);
         }
         info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());

@@ -43,7 +43,7 @@ impl std::fmt::Display for Refusal {
             | Refusal::InvalidArgument(m)
             | Refusal::FailedPrecondition(m)
             | Refusal::DataLoss(m) => f.write_str(m),
-            Refusal::Internal(e) => write!(f, "{e:#}"),
+            Refusal::Internal(e) => write!(f, "{}", retro_pipeline::process::error_text(e)),
         }
     }
 }

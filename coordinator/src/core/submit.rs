@@ -13,7 +13,7 @@ impl Core {
         let definition: serde_json::Value = serde_json::from_str(&req.definition_json)
             .map_err(|e| Refusal::InvalidArgument(format!("definition_json: {e}")))?;
         let game = (self.config.open_game)(&req.game, &definition)
-            .map_err(|e| Refusal::InvalidArgument(format!("{e:#}")))?;
+            .map_err(|e| Refusal::InvalidArgument(retro_pipeline::process::error_text(&e)))?;
         if !(1..=19).contains(&req.zstd_level) {
             return Err(Refusal::InvalidArgument(format!(
                 "zstd_level {} is not in 1..=19",

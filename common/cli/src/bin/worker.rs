@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run_cli(cli.args, retro_games::open)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", retro_pipeline::process::error_text(&e));
             ExitCode::FAILURE
         }
     }
