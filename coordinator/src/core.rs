@@ -41,6 +41,7 @@ pub(crate) use runtime::{JobRuntime, TaskKey};
 use crate::db::Db;
 use crate::job_state::JobState;
 use anyhow::{Context, Result};
+use retro_pipeline::lock::DirLock;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -85,6 +86,8 @@ pub struct Totals {
 
 /// The coordinator's state: everything a request reads or changes.
 pub struct Core {
+    /// The data directory's lock, held as long as the coordinator runs.
+    _lock: DirLock,
     /// How it runs.
     config: CoreConfig,
     /// The durable state: every change is written here first, then mirrored in memory.
@@ -105,12 +108,21 @@ pub struct Core {
 }
 
 impl Core {
-    /// Opens the data directory and resumes every running job found in its database.
+    /// Opens the data directory (locking it: one coordinator per data directory) and resumes
+    /// every running job found in its database.
     pub fn open(config: CoreConfig) -> Result<Core> {
+        let lock = DirLock::acquire(&config.data)?;
+        Core::open_locked(config, lock)
+    }
+
+    /// [`Core::open`] with the data directory already locked by the caller (the embedded
+    /// solve locks its output directory before it checks what the directory holds).
+    pub fn open_locked(config: CoreConfig, lock: DirLock) -> Result<Core> {
         std::fs::create_dir_all(&config.data)
             .with_context(|| format!("cannot create data directory {}", config.data.display()))?;
         let db = Db::open(&config.data)?;
         let mut core = Core {
+            _lock: lock,
             config,
             db,
             jobs: BTreeMap::new(),

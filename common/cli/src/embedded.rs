@@ -15,6 +15,7 @@ use retro_coordinator::core::{Core, CoreConfig};
 use retro_coordinator::db::{Db, DATABASE};
 use retro_coordinator::server::{start_with, CoordinatorOptions};
 use retro_engine::SliceCost;
+use retro_pipeline::lock::DirLock;
 use retro_pipeline::{job_dir, JobGame};
 use retro_store::SliceRecord;
 use std::path::{Path, PathBuf};
@@ -61,6 +62,14 @@ pub fn run_observed(
     let started = Instant::now();
     let out = &opts.out;
     let has_db = out.join(DATABASE).is_file();
+    if game.is_none() && !has_db {
+        bail!(
+            "{}: no {DATABASE} here, so this is not an interrupted `retro solve` job directory",
+            out.display()
+        );
+    }
+    // One writer per directory, from before anything in it is read.
+    let lock = DirLock::acquire(out)?;
     match &game {
         // A new job directory, or an in-process solve's output to adopt: checked (foreign or
         // other solve refused) before the coordinator puts its database there.
@@ -89,7 +98,7 @@ pub fn run_observed(
         split_above: opts.split_above,
         open_game: retro_games::open,
     };
-    let mut core = Core::open(config.clone())?;
+    let mut core = Core::open_locked(config.clone(), lock)?;
     let (job, game) = match game {
         Some(game) => (core.ensure_embedded_job(game.clone(), opts.level)?, game),
         None => {

@@ -11,6 +11,7 @@ use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 use retro_engine::{DiskIo, SliceCost};
+use retro_pipeline::lock::DirLock;
 use retro_pipeline::stage::{
     compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
 };
@@ -84,6 +85,7 @@ pub fn run_with_bar(
 ) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
+    let _lock = DirLock::acquire(out)?;
     let mut manifest = job_dir::prepare(out, game, &[])?;
     let stages = game.stages();
     let done = job_dir::check_finished(out, game, &mut manifest);
@@ -158,6 +160,11 @@ pub fn run_with_bar(
     let mut st = state.into_inner().expect("schedule lock");
     if let Some(e) = st.error {
         return Err(e);
+    }
+    if !st.manifest.complete {
+        // Every stage was found finished (e.g. in a rebuilt manifest): the solve is complete.
+        st.manifest.complete = true;
+        st.manifest.save(out)?;
     }
     let table = game.count_table(&st.manifest)?;
     write_atomic(&out.join(COUNTS_FILE), table.as_bytes())?;

@@ -38,12 +38,15 @@ pub fn load_manifest(dir: &Path) -> Result<Manifest> {
     if !dir.is_dir() {
         bail!("{}: no such output directory", dir.display());
     }
-    Manifest::load(dir)?.with_context(|| {
-        format!(
-            "{}: no manifest.json, so this is not a retro output directory",
-            dir.display()
-        )
-    })
+    let rebuild = "the `retro solve` that wrote it (same flags) rebuilds it from the tables";
+    Manifest::load(dir)
+        .map_err(|e| anyhow::anyhow!("{e} ({rebuild})"))?
+        .with_context(|| {
+            format!(
+                "{}: no manifest.json, so this is not a retro output directory (if it was one, {rebuild})",
+                dir.display()
+            )
+        })
 }
 
 impl Tables {

@@ -5,13 +5,21 @@
 //! means: recognise the directory, drop temporaries left by killed writers, and check every
 //! recorded table against its checksum (a damaged or missing file is named and its stage solved
 //! again).
+//!
+//! A damaged or missing manifest does not cost the tables beside it: every table file carries
+//! its own checksums and names its slice, so the manifest is rebuilt from the tables that are
+//! intact ([`rebuild_manifest`]), with a warning; only a directory holding files that are not
+//! a job's is refused.
 
 use crate::game::{JobGame, OpenGame};
+use crate::stage::histogram;
 use crate::COUNTS_FILE;
 use anyhow::{bail, Context, Result};
+use retro_engine::{Side, SliceId};
 use retro_store::manifest::FORMAT;
 use retro_store::table::file_checksum;
 use retro_store::Manifest;
+use retro_store::{SliceRecord, SliceTable, StoreError};
 use std::path::Path;
 use tracing::{info, warn};
 
@@ -47,7 +55,15 @@ pub fn prepare(dir: &Path, game: &dyn JobGame, own_files: &[&str]) -> Result<Man
     if !dir.is_dir() {
         bail!("{}: exists and is not a directory", dir.display());
     }
-    match Manifest::load(dir)? {
+    let loaded = match Manifest::load(dir) {
+        Ok(loaded) => loaded,
+        Err(e @ StoreError::Damaged { .. }) => {
+            warn!("{e}; rebuilding it from the intact tables");
+            return rebuild_into(dir, game);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match loaded {
         Some(m) if m.game == fresh.game && m.definition == fresh.definition => {
             remove_stale_temporaries(dir)?;
             Ok(m)
@@ -83,18 +99,37 @@ pub fn prepare(dir: &Path, game: &dyn JobGame, own_files: &[&str]) -> Result<Man
             // An empty directory is taken over; so is one holding only temporaries of a solve
             // killed before it wrote its manifest.
             remove_stale_temporaries(dir)?;
-            let foreign = std::fs::read_dir(dir)
+            let names: Vec<String> = std::fs::read_dir(dir)
                 .with_context(|| format!("cannot read {}", dir.display()))?
                 .filter_map(|e| e.ok())
-                .any(|e| !own_files.iter().any(|own| e.file_name() == **own));
-            if foreign {
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|name| name != crate::lock::LOCK_FILE)
+                .filter(|name| !own_files.contains(&name.as_str()))
+                .collect();
+            if names.is_empty() {
+                fresh.save(dir)?;
+                return Ok(fresh);
+            }
+            // Files of this game's job only (its tables, count table, working directories):
+            // a job whose manifest was lost. Anything else is someone else's directory.
+            let tables: Vec<String> = (0..game.slice_count() as u32)
+                .map(|s| game.table_file_name(SliceId(s)))
+                .collect();
+            let ours = |name: &String| {
+                tables.contains(name)
+                    || [COUNTS_FILE, crate::SCRATCH, "shards", "steps"].contains(&name.as_str())
+            };
+            if let Some(foreign) = names.iter().find(|n| !ours(n)) {
                 bail!(
-                    "{}: is not empty and has no retro manifest; refusing to write into it",
+                    "{}: is not empty and has no retro manifest (it holds {foreign}); refusing to write into it",
                     dir.display()
                 );
             }
-            fresh.save(dir)?;
-            Ok(fresh)
+            warn!(
+                "{}: has no manifest but holds tables of this solve; rebuilding the manifest from the intact tables",
+                dir.display()
+            );
+            rebuild_into(dir, game)
         }
     }
 }
@@ -185,4 +220,80 @@ pub fn summarise(definition: &serde_json::Value) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Rebuilds the manifest of `dir` for `game` from its intact tables, saves it, and removes the
+/// count table (rewritten when the solve finishes).
+fn rebuild_into(dir: &Path, game: &dyn JobGame) -> Result<Manifest> {
+    remove_stale_temporaries(dir)?;
+    let manifest = rebuild_manifest(dir, game);
+    info!(
+        "{}: manifest rebuilt with {} intact tables",
+        dir.display(),
+        manifest.slices.len()
+    );
+    manifest.save(dir)?;
+    let counts = dir.join(COUNTS_FILE);
+    if counts.exists() {
+        std::fs::remove_file(&counts)
+            .with_context(|| format!("cannot remove {}", counts.display()))?;
+    }
+    Ok(manifest)
+}
+
+/// The manifest `game`'s tables in `dir` make up: a record for every table that is intact (its
+/// index and every block pass their checksums, it names its slice and has its length), the
+/// records in slice order as a solve writes them. A missing or damaged table is left out with
+/// a warning naming it (its stage is solved again); `complete` is left false.
+pub fn rebuild_manifest(dir: &Path, game: &dyn JobGame) -> Manifest {
+    let mut manifest = fresh_manifest(game);
+    for (stage, s) in game.stages().iter().enumerate() {
+        for &slice in &s.slices {
+            let path = dir.join(game.table_file_name(slice));
+            if !path.exists() {
+                continue;
+            }
+            match table_record(&path, game, stage, slice) {
+                Ok(record) => manifest.slices.push(record),
+                Err(e) => warn!("{}: not used: {e:#}", path.display()),
+            }
+        }
+    }
+    manifest.slices.sort_by_key(|r| r.id);
+    manifest
+}
+
+/// The manifest record of the table of `slice` at `path`, read and checked whole.
+fn table_record(
+    path: &Path,
+    game: &dyn JobGame,
+    stage: usize,
+    slice: SliceId,
+) -> Result<SliceRecord> {
+    let table = SliceTable::open(path)?;
+    let name = game.slice_name(slice);
+    if table.label() != name {
+        bail!("it holds {}, not {name}", table.label());
+    }
+    let len = game.slice_len(slice);
+    if table.section_names().len() != 2 {
+        bail!("it has {} sections, not 2", table.section_names().len());
+    }
+    let mut histograms = Vec::new();
+    for side in Side::BOTH {
+        if table.section_len(side.index()) != len {
+            bail!("section {} has the wrong length", side.index());
+        }
+        histograms.push(histogram(game, &table.read_section(side.index())?));
+    }
+    Ok(SliceRecord {
+        id: slice.0,
+        stage,
+        name,
+        file: game.table_file_name(slice),
+        positions: len,
+        bytes: table.file_len(),
+        checksum: format!("{:016x}", file_checksum(path)?),
+        histograms,
+    })
 }

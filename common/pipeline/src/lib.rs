@@ -9,6 +9,7 @@
 //! * [`job_dir`]: creating, recognising and checking a job directory (resume, damaged files).
 //! * [`stage`]: solving one stage and encoding its slice tables and manifest records.
 //! * [`steps`]: the state and message files of a stage solved in supersteps.
+//! * [`lock`]: one writer per directory (an OS file lock that dies with its process).
 //! * [`storage`]: the storage every process sees (a local or shared directory today).
 //! * [`process`]: what the commands share when they start (logging, files named by flags).
 
@@ -16,6 +17,7 @@
 
 pub mod game;
 pub mod job_dir;
+pub mod lock;
 pub mod process;
 pub mod stage;
 pub mod steps;

@@ -1,6 +1,6 @@
 //! Solving one stage and turning it into slice tables: the unit of work of every driver.
 
-use crate::game::{final_slice, JobGame};
+use crate::game::{final_slice, JobGame, Solved};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::workspace::{batch_reserve, slice_array_bytes};
@@ -223,7 +223,7 @@ pub fn encode_stage(
             );
             let histograms = [&s.values[0][..], &s.values[1][..]]
                 .iter()
-                .map(|values| histogram(values))
+                .map(|values| histogram(game, values))
                 .collect();
             // Out of core, each slice is read once here: drop its pages afterwards.
             s.values[0].release();
@@ -247,14 +247,15 @@ pub fn encode_stage(
         .collect()
 }
 
-/// Canonical positions by value (the non-canonical marker is not a value).
-fn histogram(values: &[u8]) -> BTreeMap<u8, u64> {
+/// Canonical positions by stored byte (the solver's non-canonical marker is not a value): the
+/// histograms a manifest records for each section of a table.
+pub fn histogram(game: &dyn JobGame, values: &[u8]) -> BTreeMap<u8, u64> {
     let mut counts = [0u64; 256];
     for &v in values {
         counts[v as usize] += 1;
     }
     (0..=255u8)
-        .filter(|&v| v != Value::NON_CANONICAL.0 && counts[v as usize] > 0)
+        .filter(|&v| counts[v as usize] > 0 && game.decode(v) != Solved::NotCanonical)
         .map(|v| (v, counts[v as usize]))
         .collect()
 }

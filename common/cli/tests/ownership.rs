@@ -1,0 +1,219 @@
+//! One owner per directory, and job state that can always be recovered (real processes).
+//!
+//! * Two solves into one directory: the second is refused at once, naming the holder; the
+//!   first finishes with the tables of a clean run.
+//! * Two coordinators on one data directory: the second is refused; the first's job finishes
+//!   identical.
+//! * A SIGKILLed solve leaves no stale lock: the next run resumes at once.
+//! * A byte-flipped or deleted `manifest.json` is rebuilt from the intact tables, a damaged
+//!   `counts.csv` is recomputed, and the results are identical to a clean run (in-process and
+//!   through the embedded cluster).
+//! * The disk filling up in the middle of a stage (a small tmpfs): a clear error naming the
+//!   file, and after space is freed the solve finishes identical.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use support::cluster::{reference, wait_until, Cluster};
+use support::{assert_same_results, retro, retro_err, retro_ok, s, temp_dir};
+
+/// The solve the tests run: long enough (several seconds) to be caught running.
+const SOLVE: &[&str] = &["solve", "--max-browns", "11", "--quiet"];
+
+/// A clean in-process run of [`SOLVE`].
+fn clean() -> std::path::PathBuf {
+    reference("b25-11", &["--max-browns", "11"])
+}
+
+/// Starts `retro SOLVE --out dir` (plus `extra`) in the background.
+fn start_solve(dir: &std::path::Path, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_retro"))
+        .args(SOLVE)
+        .args(extra)
+        .arg("--out")
+        .arg(dir)
+        .env("RETRO_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the solve writing `dir` holds its lock (the lock file names it).
+fn wait_for_lock(dir: &std::path::Path, pid: u32) {
+    wait_until(Duration::from_secs(20), "the solve holds its lock", || {
+        std::fs::read_to_string(dir.join(".retro.lock"))
+            .is_ok_and(|holder| holder.contains(&format!("pid {pid} ")))
+    });
+}
+
+#[test]
+fn a_second_solve_into_a_directory_in_use_is_refused_and_the_first_finishes_identical() {
+    for driver in [&[][..], &["--in-process"][..]] {
+        let dir = temp_dir(&format!("two-solves{}", driver.len()));
+        let mut first = start_solve(&dir, driver);
+        wait_for_lock(&dir, first.id());
+        for second in [&[][..], &["--in-process"][..]] {
+            let args = [SOLVE, second, &["--out", s(&dir)]].concat();
+            let refused = retro_err(&args);
+            assert!(
+                refused.contains("in use by another retro process")
+                    && refused.contains(&format!("pid {}", first.id())),
+                "{refused}"
+            );
+        }
+        assert!(first.wait().unwrap().success());
+        assert_same_results(&clean(), &dir);
+    }
+}
+
+#[test]
+fn a_second_coordinator_on_a_data_directory_is_refused_and_the_first_finishes_its_job() {
+    let dir = temp_dir("two-coordinators");
+    let cluster = Cluster::new(&dir, 5_000);
+    let _coordinator = cluster.start_coordinator();
+    let second = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["--listen", "127.0.0.1:0", "--data", s(&cluster.data)])
+        .args(["--token-file", s(&cluster.token_file)])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("in use by another retro process"),
+        "{stderr}"
+    );
+    let _worker = cluster.start_worker("w", 2);
+    let job = cluster.submit(&["--max-browns", "9"]);
+    cluster.wait_done(job, Duration::from_secs(120));
+    assert_same_results(
+        &reference("b25-9", &["--max-browns", "9"]),
+        &cluster.job_dir(job),
+    );
+}
+
+#[test]
+fn a_killed_solve_leaves_no_stale_lock() {
+    let dir = temp_dir("killed-holder");
+    let mut first = start_solve(&dir, &[]);
+    wait_for_lock(&dir, first.id());
+    std::thread::sleep(Duration::from_millis(1500));
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    // The lock file is still there, naming the dead process; the lock is not.
+    assert!(dir.join(".retro.lock").exists());
+    retro_ok(&[SOLVE, &["--out", s(&dir)]].concat());
+    assert_same_results(&clean(), &dir);
+}
+
+/// Flips one byte of `path`.
+fn flip_byte(path: &std::path::Path, at: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn damaged_or_missing_manifests_and_count_tables_are_rebuilt() {
+    for driver in [&["--in-process"][..], &[][..]] {
+        let dir = temp_dir(&format!("rebuilt{}", driver.len()));
+        let args = [
+            &["solve", "--max-browns", "11", "--quiet"][..],
+            driver,
+            &["--out", s(&dir)],
+        ]
+        .concat();
+        retro_ok(&args);
+        // A byte flipped in the manifest: readers name it and say how to repair it.
+        flip_byte(&dir.join("manifest.json"), 300);
+        let refused = retro_err(&["counts", "--out", s(&dir)]);
+        assert!(
+            refused.contains("manifest.json") && refused.contains("rebuilds"),
+            "{refused}"
+        );
+        let out = retro(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_same_results(&clean(), &dir);
+        // The manifest deleted, a table damaged too: the table's stage is solved again.
+        std::fs::remove_file(dir.join("manifest.json")).unwrap();
+        flip_byte(&dir.join("browns10-black11.tbl"), 100);
+        let out = retro(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_same_results(&clean(), &dir);
+        // A damaged count table is written again.
+        std::fs::write(dir.join("counts.csv"), "0,1,2\n").unwrap();
+        retro_ok(&args);
+        assert_same_results(&clean(), &dir);
+    }
+    // A directory holding anything but a job's files is still refused.
+    let foreign = temp_dir("foreign");
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let refused = retro_err(&[
+        "solve",
+        "--max-browns",
+        "3",
+        "--quiet",
+        "--out",
+        s(&foreign),
+    ]);
+    assert!(refused.contains("notes.txt"), "{refused}");
+}
+
+/// Runs `mount` with `args`; whether it worked.
+fn mount(args: &[&str]) -> bool {
+    Command::new("mount")
+        .args(args)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_full_disk_fails_clearly_and_the_solve_finishes_identical_once_space_is_freed() {
+    let dir = temp_dir("disk-full");
+    let point = dir.join("mnt");
+    std::fs::create_dir_all(&point).unwrap();
+    // A 2 MiB filesystem: BOARD25 up to 11 browns needs about 3 MiB of tables.
+    assert!(
+        mount(&["-t", "tmpfs", "-o", "size=2m", "tmpfs", s(&point)]),
+        "this test mounts a small tmpfs at {} and needs root (CAP_SYS_ADMIN) for it",
+        point.display()
+    );
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(point.clone());
+    let drivers = [("cluster", &[][..]), ("in-process", &["--in-process"][..])];
+    for (name, driver) in drivers {
+        let out_dir = point.join(name);
+        let args = [SOLVE, driver, &["--out", s(&out_dir)]].concat();
+        let error = retro_err(&args);
+        assert!(error.contains("No space left on device"), "{name}: {error}");
+        assert_eq!(
+            error.matches("No space left on device").count(),
+            1,
+            "{name}: the cause is said once: {error}"
+        );
+        assert!(
+            error.contains(s(&out_dir)),
+            "{name}: the file is named: {error}"
+        );
+    }
+    assert!(mount(&["-o", "remount,size=64m", s(&point)]));
+    for (name, driver) in drivers {
+        let out_dir = point.join(name);
+        retro_ok(&[SOLVE, driver, &["--out", s(&out_dir)]].concat());
+        assert_same_results(&clean(), &out_dir);
+    }
+}
