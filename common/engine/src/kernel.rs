@@ -302,7 +302,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             })
         })
         .collect();
-    let section = |slot: usize, side: Side| sections[2 * slot + side.index()];
+    // By reference: a pushed target reads only the fields its rule needs (a copy of the
+    // whole section per target was measurable in the push loops).
+    let section = |slot: usize, side: Side| &sections[2 * slot + side.index()];
     let contract = |what: String| KernelError::Contract {
         stage: stage.name.clone(),
         what,
@@ -338,7 +340,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let start = chunk * SWEEP_CHUNK;
                     let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
                     let mut seeds = Seeds::default();
-                    let sections = Side::BOTH.map(|side| section(s as usize, side));
+                    let sections = Side::BOTH.map(|side| *section(s as usize, side));
                     sweep.sweep(slice, start..end, sections, &mut seeds);
                     {
                         let mut lost = lost.lock().expect("frontier lock");
@@ -435,7 +437,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         slice,
                         chunk,
                         &mut scratch,
-                        &mut |t, t_key, i| {
+                        // Inlined into the game's un-move generator: one call per target.
+                        #[inline(always)]
+                        |t, t_key, i| {
                             out.touch(t);
                             // Most targets are already final late in a stage; the bitmap
                             // answers that from cache, and only a first visit touches the
@@ -565,7 +569,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             clocks.time(s, || {
                 for side in Side::BOTH {
                     if roles.counted[side.index()] {
-                        finish_section(section(s, side), lens[s]);
+                        finish_section(*section(s, side), lens[s]);
                     }
                 }
             })

@@ -118,7 +118,7 @@ pub(crate) fn claim(bits: &[AtomicU64], i: usize) -> bool {
 /// value `value` and true is returned. A zero byte (no counter: the position cannot lose) and
 /// a final position are left alone.
 #[inline]
-pub(crate) fn decrement(section: Section, i: usize, value: u8) -> bool {
+pub(crate) fn decrement(section: &Section, i: usize, value: u8) -> bool {
     let cell = &section.values[i];
     if section.claimable && section.is_final(i) {
         return false;
@@ -134,7 +134,7 @@ pub(crate) fn decrement(section: Section, i: usize, value: u8) -> bool {
 /// Applies to position `i` of `section` what ply `ply` sends it: a claim (odd ply) or a
 /// decrement (even ply). True if the position became final with value `ply + 1`.
 #[inline(always)]
-pub(crate) fn apply(section: Section, i: usize, ply: u32) -> bool {
+pub(crate) fn apply(section: &Section, i: usize, ply: u32) -> bool {
     let value = (ply + 1) as u8;
     if ply % 2 == 1 {
         if claim(section.finals, i) {
@@ -147,22 +147,21 @@ pub(crate) fn apply(section: Section, i: usize, ply: u32) -> bool {
     }
 }
 
-/// Calls `visit(slot, key, index)` for each position that ply `ply` sends something to from
-/// the position `(side, slice, key)` of value `ply`: its predecessors in the stage (with the
-/// other side to move), each once when the ply decrements. `slot_of` maps slice ids to slots
-/// (`u32::MAX` outside the stage); `scratch` is reused between calls.
+/// Calls `visit(slot, key, index)` for each position that a ply sends something to from the
+/// position `(side, slice, key)` of the ply's value: its predecessors in the stage (with the
+/// other side to move), each once when the ply decrements (`CLAIM` false). `slot_of` maps
+/// slice ids to slots (`u32::MAX` outside the stage); `scratch` is reused between calls.
 #[inline(always)]
-pub(crate) fn for_each_target<G: Game, const FIRST: bool>(
+fn for_each_target<G: Game, const FIRST: bool, const CLAIM: bool>(
     game: &G,
     slot_of: &[u32],
-    ply: u32,
     slice: SliceId,
     key: u64,
     scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
-    mut visit: impl FnMut(u32, u64, u64),
+    visit: &mut impl FnMut(u32, u64, u64),
 ) {
     let side = side_of(FIRST);
-    if ply % 2 == 1 {
+    if CLAIM {
         // A claim is idempotent: duplicates cost a bitmap load, not a wrong result.
         game.unmoves(side, slice, key, |to, to_key, i| {
             visit(slot_of[to.0 as usize], to_key, i)
@@ -182,7 +181,9 @@ pub(crate) fn for_each_target<G: Game, const FIRST: bool>(
     }
 }
 
-/// [`for_each_target`] for every key of `keys`, all of side `side` (dispatched once, here).
+/// [`for_each_target`] for every key of `keys`, all of side `side` and of value `ply`. The side
+/// and the ply's kind (claim or decrement) are dispatched once, here, so that each of the four
+/// loops is compiled with its own game generator and `visit` inlined into it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn for_each_target_of<G: Game>(
     game: &G,
@@ -192,18 +193,33 @@ pub(crate) fn for_each_target_of<G: Game>(
     slice: SliceId,
     keys: &[u64],
     scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
-    visit: &mut impl FnMut(u32, u64, u64),
+    mut visit: impl FnMut(u32, u64, u64),
 ) {
-    match side {
-        Side::First => {
-            for &key in keys {
-                for_each_target::<G, true>(game, slot_of, ply, slice, key, scratch, &mut *visit);
-            }
+    #[inline(always)]
+    fn each<G: Game, const FIRST: bool, const CLAIM: bool>(
+        game: &G,
+        slot_of: &[u32],
+        slice: SliceId,
+        keys: &[u64],
+        scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
+        visit: &mut impl FnMut(u32, u64, u64),
+    ) {
+        for &key in keys {
+            for_each_target::<G, FIRST, CLAIM>(game, slot_of, slice, key, scratch, visit);
         }
-        Side::Second => {
-            for &key in keys {
-                for_each_target::<G, false>(game, slot_of, ply, slice, key, scratch, &mut *visit);
-            }
+    }
+    match (side, ply % 2 == 1) {
+        (Side::First, true) => {
+            each::<G, true, true>(game, slot_of, slice, keys, scratch, &mut visit)
+        }
+        (Side::First, false) => {
+            each::<G, true, false>(game, slot_of, slice, keys, scratch, &mut visit)
+        }
+        (Side::Second, true) => {
+            each::<G, false, true>(game, slot_of, slice, keys, scratch, &mut visit)
+        }
+        (Side::Second, false) => {
+            each::<G, false, false>(game, slot_of, slice, keys, scratch, &mut visit)
         }
     }
 }
@@ -298,6 +314,34 @@ impl Start {
     }
 }
 
+/// A contract violation met while classifying a position, described only after the move loop
+/// (so that the per-move closure stays small enough to inline into the game's generator).
+#[derive(Clone, Copy, Debug)]
+enum Problem {
+    /// A move marked in-stage leads to a slice outside the stage.
+    LeavesStage(SliceId),
+    /// More than [`MAX_MOVES`] distinct in-stage successors.
+    TooManyMoves,
+    /// A move into an earlier stage reads the non-canonical marker.
+    NonCanonicalFinal(SliceId),
+    /// A known result is the non-canonical marker.
+    NonCanonicalKnown,
+}
+
+impl Problem {
+    #[cold]
+    fn describe(self) -> String {
+        match self {
+            Problem::LeavesStage(to) => format!("a move to {to:?} leaves the stage"),
+            Problem::TooManyMoves => format!("a position has more than {MAX_MOVES} moves"),
+            Problem::NonCanonicalFinal(to) => {
+                format!("a move to {to:?} reaches a non-canonical slot")
+            }
+            Problem::NonCanonicalKnown => "a move's known value is the non-canonical marker".into(),
+        }
+    }
+}
+
 /// Classifies the canonical position `(side, slice, key)`. Fails with a description when the
 /// game breaks a contract of [`Game`].
 #[inline(always)]
@@ -314,34 +358,41 @@ fn start<G: Game, F: FinalValues, const FIRST: bool>(
     let mut s = Start::default();
     let mut cannot_lose = false;
     let mut problem = None;
-    game.moves(side, slice, key, |mv| {
-        s.moves = true;
-        match mv {
-            Move::InStage(to, to_key) => {
-                let to_slot = slot_of[to.0 as usize];
-                if to_slot == u32::MAX {
-                    problem = Some(format!("a move to {to:?} leaves the stage"));
-                } else if !scratch.contains(&(to_slot, to_key))
-                    && scratch.try_push((to_slot, to_key)).is_err()
-                {
-                    problem = Some(format!("a position has more than {MAX_MOVES} moves"));
+    // Inlined into the game's generator: one call per move of every position of the stage.
+    game.moves(
+        side,
+        slice,
+        key,
+        #[inline(always)]
+        |mv| {
+            s.moves = true;
+            match mv {
+                Move::InStage(to, to_key) => {
+                    let to_slot = slot_of[to.0 as usize];
+                    if to_slot == u32::MAX {
+                        problem = Some(Problem::LeavesStage(to));
+                    } else if !scratch.contains(&(to_slot, to_key))
+                        && scratch.try_push((to_slot, to_key)).is_err()
+                    {
+                        problem = Some(Problem::TooManyMoves);
+                    }
+                }
+                Move::Final(to, to_key) => {
+                    let v = finals.value(side.other(), to, game.index(to, to_key)).0;
+                    if !s.exit(v, &mut cannot_lose) {
+                        problem = Some(Problem::NonCanonicalFinal(to));
+                    }
+                }
+                Move::Known(v) => {
+                    if !s.exit(v.0, &mut cannot_lose) {
+                        problem = Some(Problem::NonCanonicalKnown);
+                    }
                 }
             }
-            Move::Final(to, to_key) => {
-                let v = finals.value(side.other(), to, game.index(to, to_key)).0;
-                if !s.exit(v, &mut cannot_lose) {
-                    problem = Some(format!("a move to {to:?} reaches a non-canonical slot"));
-                }
-            }
-            Move::Known(v) => {
-                if !s.exit(v.0, &mut cannot_lose) {
-                    problem = Some("a move's known value is the non-canonical marker".into());
-                }
-            }
-        }
-    });
+        },
+    );
     if let Some(what) = problem {
-        return Err(what);
+        return Err(what.describe());
     }
     if !cannot_lose {
         s.counter = (scratch.len() + usize::from(s.exit_win.is_some())) as u8;

@@ -274,7 +274,7 @@ pub fn step<G: Game>(
                     if index >= len {
                         return Err(format!("message key {key:#x} is outside {}", slice.0));
                     }
-                    if apply(section, index as usize, ply - 1) {
+                    if apply(&section, index as usize, ply - 1) {
                         found.push(key);
                     }
                 }
@@ -333,7 +333,7 @@ fn expand<G: Game>(
                     slice,
                     chunk,
                     &mut scratch,
-                    &mut |t, to_key, _| out[t.min(n as u32) as usize][target].push(to_key),
+                    |t: u32, to_key, _| out[t.min(n as u32) as usize][target].push(to_key),
                 );
                 out
             })
