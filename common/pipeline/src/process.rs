@@ -71,7 +71,7 @@ mod tests {
 
     #[test]
     fn each_cause_is_said_once() {
-        let io = std::io::Error::new(std::io::ErrorKind::Other, "No space left on device");
+        let io = std::io::Error::other("No space left on device");
         let e = anyhow::Error::new(io).context("cannot write t.tbl: No space left on device");
         assert_eq!(
             error_text(&e),
