@@ -258,7 +258,7 @@ pub fn run_step(
     let Some(&slice) = stage.slices.get(step.slot as usize) else {
         bail!("{} has no slot {}", stage.name, step.slot);
     };
-    let len = game.slice_len(slice);
+    let len = game.state_len(stage, slice)?;
     let storage = LocalStorage::new(&task.job_dir);
     let mut times = pb::TaskTimes::default();
     let io_start = DiskIo::now();

@@ -18,6 +18,7 @@ mod frontier;
 pub mod game;
 pub mod kernel;
 pub mod margin;
+pub mod margin_steps;
 pub mod meter;
 pub mod recurrence;
 mod rules;

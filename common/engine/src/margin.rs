@@ -80,10 +80,10 @@ pub struct MarginSlice {
 }
 
 /// The win/draw/loss game of a score game at threshold `t`: see the module documentation.
-struct AtThreshold<'a, G, F> {
-    game: &'a G,
-    finals: &'a F,
-    t: i32,
+pub(crate) struct AtThreshold<'a, G, F> {
+    pub(crate) game: &'a G,
+    pub(crate) finals: &'a F,
+    pub(crate) t: i32,
 }
 
 impl<G: ScoreGame, F: FinalMargins> AtThreshold<'_, G, F> {
@@ -158,7 +158,7 @@ impl<G: ScoreGame, F: FinalMargins> Game for AtThreshold<'_, G, F> {
 }
 
 /// No final values: a thresholded game never reads a table (its exits are [`Move::Known`]).
-struct NoFinals;
+pub(crate) struct NoFinals;
 
 impl FinalValues for NoFinals {
     fn value(&self, _: Side, _: SliceId, _: u64) -> Value {

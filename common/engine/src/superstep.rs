@@ -398,11 +398,32 @@ pub fn solve_stage_by_steps<G: Game, F: FinalValues>(
     stage: &Stage,
     finals: &F,
 ) -> Result<Vec<SolvedSlice>, KernelError> {
-    let n = stage.slices.len() as u32;
+    let states = drive_steps(
+        stage.slices.len() as u32,
+        |slot| first_step(game, stage, slot, finals),
+        |slot, ply, state, incoming| step(game, stage, slot, ply, state, incoming),
+    )?;
+    Ok(states
+        .into_iter()
+        .enumerate()
+        .map(|(slot, state)| finish(game, stage, slot as u32, state))
+        .collect())
+}
+
+/// The superstep protocol of one stage of `slots` slots in this process: every slot's first
+/// step, then ply after ply each slot's step with the messages of the ply before addressed to
+/// it, until no message is left; returns the slots' final states (to be finished). The one
+/// place, besides the coordinator's barrier, that moves steps; shared by the solvers whose
+/// stages can be split.
+pub fn drive_steps(
+    slots: u32,
+    first: impl Fn(u32) -> Result<(SlotState, StepOutput), KernelError>,
+    step: impl Fn(u32, u32, &SlotState, &[(Side, &[u64])]) -> Result<StepOutput, KernelError>,
+) -> Result<Vec<SlotState>, KernelError> {
     let mut states = Vec::new();
     let mut mail: Vec<Message> = Vec::new();
-    for slot in 0..n {
-        let (state, out) = first_step(game, stage, slot, finals)?;
+    for slot in 0..slots {
+        let (state, out) = first(slot)?;
         states.push(state);
         mail.extend(out.messages);
     }
@@ -412,7 +433,7 @@ pub fn solve_stage_by_steps<G: Game, F: FinalValues>(
             mail.into_iter().partition(|m| m.ply == ply);
         mail = later;
         ply += 1;
-        for slot in 0..n {
+        for slot in 0..slots {
             let incoming: Vec<(Side, &[u64])> = now
                 .iter()
                 .filter(|m| m.to == slot)
@@ -422,13 +443,9 @@ pub fn solve_stage_by_steps<G: Game, F: FinalValues>(
             if incoming.is_empty() {
                 continue;
             }
-            let out = step(game, stage, slot, ply, &states[slot as usize], &incoming)?;
+            let out = step(slot, ply, &states[slot as usize], &incoming)?;
             mail.extend(out.messages);
         }
     }
-    Ok(states
-        .into_iter()
-        .enumerate()
-        .map(|(slot, state)| finish(game, stage, slot as u32, state))
-        .collect())
+    Ok(states)
 }

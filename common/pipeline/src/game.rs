@@ -18,6 +18,7 @@
 use crate::stage::{FinalSlice, Finals};
 use anyhow::Result;
 use retro_engine::margin::{self, solve_margin_stage, FinalMargins, Margin, ScoreGame};
+use retro_engine::margin_steps;
 use retro_engine::recurrence;
 use retro_engine::superstep::{self, SlotState, StepOutput};
 use retro_engine::{
@@ -205,6 +206,12 @@ pub trait JobGame: Send + Sync {
     ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError>;
     /// Whether a stage can be solved in supersteps (split into one task per slice and ply).
     fn splits(&self) -> bool;
+    /// Slots of the state a superstep keeps for `slice` of `stage` (the slice's length, or for
+    /// score games its length times the stage's margin bound: every threshold at once).
+    fn state_len(&self, stage: &Stage, slice: SliceId) -> Result<u64, KernelError> {
+        let _ = stage;
+        Ok(self.slice_len(slice))
+    }
     /// The first superstep of a slot ([`superstep::first_step`]).
     fn first_step(
         &self,
@@ -491,33 +498,45 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         Ok((solved, times))
     }
 
-    /// Not yet: a split margin stage would run the superstep protocol once per threshold.
     fn splits(&self) -> bool {
-        false
+        self.0.has_unmoves()
+    }
+
+    fn state_len(&self, stage: &Stage, slice: SliceId) -> Result<u64, KernelError> {
+        margin_steps::state_len(&self.0, stage, slice)
     }
 
     fn first_step(
         &self,
         stage: &Stage,
-        _: u32,
-        _: &Finals,
+        slot: u32,
+        finals: &Finals,
     ) -> Result<(SlotState, StepOutput), KernelError> {
-        Err(not_split(stage))
+        margin_steps::first_step(&self.0, stage, slot, finals)
     }
 
     fn step(
         &self,
         stage: &Stage,
-        _: u32,
-        _: u32,
-        _: &SlotState,
-        _: &[(Side, &[u64])],
+        slot: u32,
+        ply: u32,
+        state: &SlotState,
+        incoming: &[(Side, &[u64])],
     ) -> Result<StepOutput, KernelError> {
-        Err(not_split(stage))
+        margin_steps::step(&self.0, stage, slot, ply, state, incoming)
     }
 
-    fn finish(&self, stage: &Stage, _: u32, _: SlotState) -> Result<SolvedSlice, KernelError> {
-        Err(not_split(stage))
+    fn finish(
+        &self,
+        stage: &Stage,
+        slot: u32,
+        state: SlotState,
+    ) -> Result<SolvedSlice, KernelError> {
+        let m = margin_steps::finish(&self.0, stage, slot, state)?;
+        Ok(SolvedSlice {
+            slice: m.slice,
+            values: m.margins,
+        })
     }
 
     fn recurrence(
@@ -544,14 +563,6 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         } else {
             Solved::Margin(margin)
         }
-    }
-}
-
-/// The refusal of a superstep of a game that is not split.
-fn not_split(stage: &Stage) -> KernelError {
-    KernelError::Contract {
-        stage: stage.name.clone(),
-        what: "score-margin stages are not solved in supersteps".into(),
     }
 }
 

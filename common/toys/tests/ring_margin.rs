@@ -7,8 +7,12 @@
 //! positions where the side to move can force a margin of at least `t` in finitely many moves,
 //! and those where the opponent can force at most `-t` (endless play is worth 0, so neither).
 //! The margin is the number of thresholds won minus the number lost.
+//!
+//! Three drivers are checked: the stage kernel in memory and out of core (one run per
+//! threshold), and supersteps (every threshold at once, as a split stage runs).
 
 use retro_engine::margin::{self, FinalMargins, Margin, MarginSlice, ScoreGame};
+use retro_engine::margin_steps;
 use retro_engine::{Game, Side, SliceId, Stage, Workspace};
 use retro_toys::RingHop;
 use std::collections::HashMap;
@@ -26,11 +30,19 @@ impl FinalMargins for Finals {
     }
 }
 
-fn solve_all(game: &RingHop, space: &Workspace) -> Finals {
+/// Solves every stage by the margin solver: with the stage kernel where `space` says, or
+/// (`None`) in supersteps, every threshold at once (`margin_steps`).
+fn solve_all(game: &RingHop, space: Option<&Workspace>) -> Finals {
     let mut finals = Finals(HashMap::new());
     for stage in game.stages() {
-        let (solved, _): (Vec<MarginSlice>, _) =
-            margin::solve_margin_stage(game, &stage, &finals, space, |_| {}).unwrap();
+        let solved: Vec<MarginSlice> = match space {
+            Some(space) => {
+                margin::solve_margin_stage(game, &stage, &finals, space, |_| {})
+                    .unwrap()
+                    .0
+            }
+            None => margin_steps::solve_stage_by_steps(game, &stage, &finals).unwrap(),
+        };
         for s in solved {
             finals
                 .0
@@ -48,11 +60,12 @@ fn every_position(n: u32, max: u32) {
     assert!(expected.values().any(|&m| m == 0));
     let game = RingHop::new(n, max).unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    for space in [
+    let spaces = [
         Workspace::in_memory(),
         Workspace::out_of_core(scratch.path().into(), 0),
-    ] {
-        let finals = solve_all(&game, &space);
+    ];
+    for space in [Some(&spaces[0]), Some(&spaces[1]), None] {
+        let finals = solve_all(&game, space);
         for (&(white, black, side), &want) in &expected {
             let (slice, key) = game.locate(RingHop::key_of(white, black));
             let index = game.index(slice, key);

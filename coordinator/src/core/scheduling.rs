@@ -53,9 +53,11 @@ impl Core {
             }
             for t in job.steps.values() {
                 let (slot, ply) = t.step.expect("a step");
+                let stage = &job.stages[t.stage];
                 let len = job
                     .game
-                    .slice_len(job.stages[t.stage].slices[slot as usize]);
+                    .state_len(stage, stage.slices[slot as usize])
+                    .unwrap_or(0);
                 if t.state != TaskState::Pending
                     || step_memory(&*job.game, t.stage, len, ply == 1) > capacity
                 {
