@@ -27,6 +27,7 @@ mod barrier;
 mod completion;
 mod jobs;
 mod leases;
+mod ownership;
 mod recovery;
 mod refusal;
 mod runtime;
@@ -88,6 +89,10 @@ pub struct Totals {
 pub struct Core {
     /// The data directory's lock, held as long as the coordinator runs.
     _lock: DirLock,
+    /// This coordinator as the database's owner (`ownership.rs`).
+    owner: crate::db::Owner,
+    /// Why this coordinator stopped scheduling: another took the database over.
+    deposed: Option<String>,
     /// How it runs.
     config: CoreConfig,
     /// The durable state: every change is written here first, then mirrored in memory.
@@ -123,6 +128,8 @@ impl Core {
         let db = Db::open(&config.data)?;
         let mut core = Core {
             _lock: lock,
+            owner: ownership::this_process(),
+            deposed: None,
             config,
             db,
             jobs: BTreeMap::new(),
@@ -132,6 +139,7 @@ impl Core {
             computed_by: HashMap::new(),
             totals: Totals::default(),
         };
+        core.claim_ownership()?;
         for row in core.db.read().jobs()? {
             if row.state == JobState::Running {
                 let id = row.id;

@@ -107,6 +107,12 @@ CREATE TABLE IF NOT EXISTS workers (
     memory_budget INTEGER NOT NULL,
     registered_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS owner (
+    id           INTEGER PRIMARY KEY CHECK (id = 1),
+    pid          INTEGER NOT NULL,
+    host         TEXT NOT NULL,
+    heartbeat_ms INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS events (
     id        INTEGER PRIMARY KEY,
     at_ms     INTEGER NOT NULL,
@@ -326,10 +332,62 @@ impl Db {
     }
 }
 
+/// The coordinator that owns a database (see `core/ownership.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// Its process id.
+    pub pid: u32,
+    /// Its host name.
+    pub host: String,
+    /// When it last renewed its claim (ms since the epoch).
+    pub heartbeat_ms: i64,
+}
+
 /// Statements, run inside a transaction or on their own.
 pub struct Tx<'a>(&'a Connection);
 
 impl Tx<'_> {
+    /// The owner row, if any.
+    pub fn owner(&self) -> Result<Option<Owner>> {
+        self.0
+            .query_row(
+                "SELECT pid, host, heartbeat_ms FROM owner WHERE id = 1",
+                [],
+                |r| {
+                    Ok(Owner {
+                        pid: r.get(0)?,
+                        host: r.get(1)?,
+                        heartbeat_ms: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+            .context("cannot read the owner row")
+    }
+
+    /// Makes `owner` the owner.
+    pub fn set_owner(&self, owner: &Owner) -> Result<()> {
+        self.0
+            .execute(
+                "INSERT OR REPLACE INTO owner (id, pid, host, heartbeat_ms) VALUES (1, ?1, ?2, ?3)",
+                params![owner.pid, owner.host, owner.heartbeat_ms],
+            )
+            .context("cannot write the owner row")?;
+        Ok(())
+    }
+
+    /// Renews `owner`'s heartbeat; false if the row names another owner.
+    pub fn renew_owner(&self, owner: &Owner, now: i64) -> Result<bool> {
+        let changed = self
+            .0
+            .execute(
+                "UPDATE owner SET heartbeat_ms = ?3 WHERE id = 1 AND pid = ?1 AND host = ?2",
+                params![owner.pid, owner.host, now],
+            )
+            .context("cannot renew the owner row")?;
+        Ok(changed == 1)
+    }
+
     /// Creates a job; returns its id.
     pub fn insert_job(
         &self,

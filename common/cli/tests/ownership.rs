@@ -8,6 +8,9 @@
 //! * A byte-flipped or deleted `manifest.json` is rebuilt from the intact tables, a damaged
 //!   `counts.csv` is recomputed, and the results are identical to a clean run (in-process and
 //!   through the embedded cluster).
+//! * The database's owner row: a coordinator elsewhere (as on a shared filesystem whose locks
+//!   do not reach this machine) deposes a running one, refuses a new one while its heartbeat
+//!   is fresh, and is taken over once stale.
 //! * The disk filling up in the middle of a stage (a small tmpfs): a clear error naming the
 //!   file, and after space is freed the solve finishes identical.
 
@@ -216,4 +219,57 @@ fn a_full_disk_fails_clearly_and_the_solve_finishes_identical_once_space_is_free
         retro_ok(&[SOLVE, driver, &["--out", s(&out_dir)]].concat());
         assert_same_results(&clean(), &out_dir);
     }
+}
+
+/// Writes the database's owner row as another coordinator would (on a shared filesystem whose
+/// locks do not reach this machine): `host`, a heartbeat `age_ms` old.
+fn claim_as(cluster: &Cluster, host: &str, age_ms: i64) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let db = rusqlite::Connection::open(cluster.data.join("coordinator.sqlite")).unwrap();
+    db.execute(
+        "INSERT OR REPLACE INTO owner (id, pid, host, heartbeat_ms) VALUES (1, 4242, ?1, ?2)",
+        rusqlite::params![host, now - age_ms],
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_database_names_its_coordinator_and_a_second_one_elsewhere_is_refused_or_deposes_it() {
+    let dir = temp_dir("owner-row");
+    let cluster = Cluster::new(&dir, 1_000);
+    let mut first = cluster.start_coordinator();
+    // Another machine takes the database over: this coordinator stops scheduling.
+    claim_as(&cluster, "elsewhere", 0);
+    wait_until(Duration::from_secs(20), "the coordinator notices", || {
+        cluster
+            .log("coordinator")
+            .contains("now owned by another coordinator (pid 4242 on elsewhere)")
+    });
+    first.kill();
+    // A coordinator starting while the other machine's heartbeat is fresh is refused...
+    claim_as(&cluster, "elsewhere", 0);
+    let refused = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["--listen", "127.0.0.1:0", "--data", s(&cluster.data)])
+        .args(["--token-file", s(&cluster.token_file)])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("owned by another coordinator (pid 4242 on elsewhere"),
+        "{stderr}"
+    );
+    // ... and takes over once it is stale (a crashed coordinator), then solves a job.
+    claim_as(&cluster, "elsewhere", 600_000);
+    let _coordinator = cluster.start_coordinator();
+    let _worker = cluster.start_worker("w", 2);
+    let job = cluster.submit(&["--max-browns", "6"]);
+    cluster.wait_done(job, Duration::from_secs(120));
+    assert_same_results(
+        &reference("b25-6", &["--max-browns", "6"]),
+        &cluster.job_dir(job),
+    );
 }

@@ -23,6 +23,7 @@ impl Core {
     /// A worker reports a finished task: fenced by attempt, its shards (or step files)
     /// verified and merged.
     pub fn complete(&mut self, req: &pb::CompleteTaskRequest) -> Result<(), Refusal> {
+        self.check_owner()?;
         let _span = info_span!(
             "task",
             job = req.job_id,

@@ -46,6 +46,7 @@ impl Core {
     /// Takes back the tasks of silent workers and forgets workers gone for good. Called
     /// periodically.
     pub fn reap(&mut self) -> Result<()> {
+        self.renew_ownership()?;
         let now = Instant::now();
         let expired: Vec<(u64, TaskKey)> = self
             .leases

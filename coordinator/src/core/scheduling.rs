@@ -23,6 +23,7 @@ impl Core {
     /// stage and ply first), else the stage reading most of what this worker computed itself,
     /// then the lowest stage of the oldest job. Ready stages large enough are split first.
     pub fn poll(&mut self, worker: u64) -> Result<Option<pb::Task>, Refusal> {
+        self.check_owner()?;
         self.touch(worker)?;
         self.split_ready_stages()?;
         let capacity = task_capacity(self.workers[&worker].memory_budget);
