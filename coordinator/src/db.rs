@@ -193,6 +193,21 @@ pub struct JobRow {
     pub state: JobState,
     /// Why the job failed, or other operator-facing remarks.
     pub note: String,
+    /// When it was submitted (ms since the epoch).
+    pub created_ms: i64,
+    /// When it last stopped running (done, failed, cancelled), if it did.
+    pub finished_ms: Option<i64>,
+}
+
+impl JobRow {
+    /// Seconds from submission to the end (or to now, while it runs).
+    pub fn elapsed_seconds(&self) -> f64 {
+        let end = match (self.state, self.finished_ms) {
+            (JobState::Running, _) | (_, None) => now_ms(),
+            (_, Some(end)) => end,
+        };
+        (end - self.created_ms).max(0) as f64 / 1000.0
+    }
 }
 
 /// A task as stored: a whole stage, or one step of a stage solved in supersteps.
@@ -413,7 +428,7 @@ impl Tx<'_> {
     /// All jobs, oldest first.
     pub fn jobs(&self) -> Result<Vec<JobRow>> {
         let mut stmt = self.0.prepare(
-            "SELECT id, game, definition, level, dir, state, note FROM jobs ORDER BY id",
+            "SELECT id, game, definition, level, dir, state, note, created_ms, finished_ms FROM jobs ORDER BY id",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(JobRow {
@@ -425,6 +440,8 @@ impl Tx<'_> {
                 dir: r.get(4)?,
                 state: r.get(5)?,
                 note: r.get(6)?,
+                created_ms: r.get(7)?,
+                finished_ms: r.get(8)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -44,6 +44,16 @@ impl Connection {
     }
 }
 
+/// Seconds as a person reads them: `42 s`, `3 min 05 s`, `2 h 07 min`.
+pub fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
 /// A refused call as a one-line error.
 pub fn refused(what: &str, status: tonic::Status) -> anyhow::Error {
     anyhow::anyhow!("{what}: {:?}: {}", status.code(), status.message())

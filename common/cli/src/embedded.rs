@@ -74,7 +74,7 @@ pub fn run_observed(
         // A new job directory, or an in-process solve's output to adopt: checked (foreign or
         // other solve refused) before the coordinator puts its database there.
         Some(game) if !has_db => {
-            job_dir::prepare(out, &**game, &[])?;
+            job_dir::prepare(out, &**game, &[]).inspect_err(|_| lock.remove_if_created())?;
         }
         None if !has_db => bail!(
             "{}: no {DATABASE} here, so this is not an interrupted `retro solve` job directory",

@@ -60,15 +60,22 @@ enum Command {
     Cancel(JobArgs),
     /// List the coordinator's jobs.
     Jobs(ConnectionArgs),
-    /// Print the count table of a solved directory, in the published CSV format.
+    /// Print the summary table of a solved directory (Sixteen Musashi: the published count table).
+    #[command(after_help = "Example: retro counts --tables out/board25")]
     Counts {
-        /// The solved output directory.
-        #[arg(long)]
-        out: PathBuf,
+        /// The solved directory to read (`--out` is accepted too).
+        #[arg(long = "tables", alias = "out", value_name = "DIR")]
+        tables: PathBuf,
     },
     /// Look up positions: value, moves and principal variation, or a whole file of positions.
+    #[command(
+        after_help = "Examples:\n  retro probe --tables out/board25 ooooo,o...o,o.X.o,o...o,ooooo brown\n  retro probe --tables out/board25 --file positions.txt   (or --file - for standard input)"
+    )]
     Probe(ProbeArgs),
     /// Check tables against a count table, a values file, and the defining recurrence.
+    #[command(
+        after_help = "Example: retro verify --tables out/board25 --counts ../shared/reference/board25-counts.csv --recurrence 1000"
+    )]
     Verify(VerifyArgs),
     /// Time full solves from scratch: per-run and median wall time, positions/s, peak RSS.
     Bench(BenchArgs),
@@ -255,11 +262,12 @@ struct SubmitArgs {
 
 #[derive(Args)]
 struct ProbeArgs {
-    /// The solved output directory.
-    #[arg(long)]
-    out: PathBuf,
-    /// Read positions from this file, one `<position> <side> [anything]` per line, and print
-    /// `<position> <side> <value>` for each.
+    /// The solved directory to read (`--out` is accepted too).
+    #[arg(long = "tables", alias = "out", value_name = "DIR")]
+    tables: PathBuf,
+    /// Read positions from this file (`-`: standard input), one `<position> <side> [anything]`
+    /// per line (blank lines and `#` comments skipped), and print `<position> <side> <value>`
+    /// for each; a bad line is reported with its number and the rest go on.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["position", "side"])]
     file: Option<PathBuf>,
     /// The position, rows top to bottom separated by commas, e.g. `ooooo,o...o,o.X.o,o...o,ooooo`.
@@ -270,9 +278,9 @@ struct ProbeArgs {
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// The solved output directory.
-    #[arg(long)]
-    out: PathBuf,
+    /// The solved directory to read (`--out` is accepted too).
+    #[arg(long = "tables", alias = "out", value_name = "DIR")]
+    tables: PathBuf,
     /// A count table to compare with, byte for byte.
     #[arg(long, value_name = "FILE")]
     counts: Option<PathBuf>,
@@ -360,8 +368,14 @@ fn run(cli: Cli) -> Result<()> {
                     reply.job_dir
                 );
                 if a.wait {
+                    let started = std::time::Instant::now();
                     let s = client::wait(&mut c, reply.job_id).await?;
                     client::print_status(&s, false)?;
+                    outln!(
+                        "job {} done in {}",
+                        reply.job_id,
+                        client::duration(started.elapsed().as_secs_f64())
+                    );
                 }
                 Ok(())
             })
@@ -393,15 +407,25 @@ fn run(cli: Cli) -> Result<()> {
                 .jobs;
             if jobs.is_empty() {
                 outln!("no jobs");
+                return Ok(());
             }
+            outln!(
+                "{:>6}  {:<9}  {:>6}  {:>9}  {:<14}  game",
+                "job",
+                "state",
+                "done",
+                "elapsed",
+                "directory"
+            );
             for j in jobs {
                 outln!(
-                    "{:>6}  {:<9}  {:>5.1}%  {}  {}",
+                    "{:>6}  {:<9}  {:>5.1}%  {:>9}  {:<14}  {}",
                     j.job_id,
                     j.state,
                     100.0 * j.positions_done as f64 / j.positions.max(1) as f64,
-                    j.description,
-                    j.job_dir
+                    client::duration(j.elapsed_seconds),
+                    j.job_dir,
+                    j.description
                 );
             }
             Ok(())
@@ -458,13 +482,13 @@ fn run(cli: Cli) -> Result<()> {
                 a.split_above,
             )
         }
-        Command::Counts { out } => {
+        Command::Counts { tables: out } => {
             let tables = tables::Tables::open(&out)?;
             out!("{}", counts::count_table_from_tables(&tables)?);
             Ok(())
         }
         Command::Probe(a) => {
-            let tables = tables::Tables::open(&a.out)?;
+            let tables = tables::Tables::open(&a.tables)?;
             match (a.file, a.position, a.side) {
                 (Some(file), _, _) => probe::probe_file(&tables, &file),
                 (None, Some(position), Some(side)) => probe::probe_one(&tables, &position, &side),
@@ -472,7 +496,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Verify(a) => {
-            let tables = tables::Tables::open(&a.out)?;
+            let tables = tables::Tables::open(&a.tables)?;
             if a.counts.is_none() && a.values.is_none() && a.recurrence.is_none() {
                 bail!("nothing to verify: give --counts FILE, --values FILE and/or --recurrence N");
             }

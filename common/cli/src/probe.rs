@@ -88,32 +88,57 @@ pub fn probe_one(tables: &Tables, rows: &str, side: &str) -> Result<()> {
     Ok(())
 }
 
-/// Reads lines `<position> <side> [anything]` from `path` and prints `<position> <side> <value>`.
+/// Reads lines `<position> <side> [anything]` from `path` (`-`: standard input) and prints
+/// `<position> <side> <value>` for each. Blank lines and `#` comments are skipped; a bad line
+/// is reported on stderr with its number and the batch goes on; the command fails at the end
+/// if any line was bad.
 pub fn probe_file(tables: &Tables, path: &Path) -> Result<()> {
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read positions file {}", path.display()))?;
+    let input: Box<dyn BufRead> = if path == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(path)
+            .with_context(|| format!("cannot read positions file {}", path.display()))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    let name = if path == Path::new("-") {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
+    };
     let board = tables.musashi()?.board();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("{}: line {}", path.display(), i + 1))?;
-        if line.trim().is_empty() {
+    let mut bad = 0usize;
+    for (i, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("{name}: line {}", i + 1))?;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        let mut parts = line.split_whitespace();
-        let (Some(rows), Some(side)) = (parts.next(), parts.next()) else {
-            bail!(
-                "{}: line {}: expected '<position> <side>'",
-                path.display(),
-                i + 1
-            );
-        };
-        let pos = Side::parse(side)
-            .and_then(|side| Position::parse(board, rows, side))
-            .with_context(|| format!("{}: line {}", path.display(), i + 1))?;
-        let value = tables.value(&pos)?;
-        writeln!(out, "{rows} {side} {value}")?;
+        let looked_up = (|| -> Result<String> {
+            let mut parts = text.split_whitespace();
+            let (Some(rows), Some(side)) = (parts.next(), parts.next()) else {
+                bail!("expected '<position> <side>'");
+            };
+            let pos = Side::parse(side).and_then(|side| Position::parse(board, rows, side))?;
+            Ok(format!("{rows} {side} {}", tables.value(&pos)?))
+        })();
+        match looked_up {
+            Ok(result) => writeln!(out, "{result}")?,
+            Err(e) => {
+                bad += 1;
+                out.flush()?;
+                eprintln!(
+                    "{name}: line {}: {}",
+                    i + 1,
+                    retro_pipeline::process::error_text(&e)
+                );
+            }
+        }
     }
     out.flush()?;
+    if bad > 0 {
+        bail!("{name}: {bad} bad line{}", if bad == 1 { "" } else { "s" });
+    }
     Ok(())
 }

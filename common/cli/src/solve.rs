@@ -85,8 +85,9 @@ pub fn run_with_bar(
 ) -> Result<SolveSummary> {
     let started = Instant::now();
     let out = &opts.out;
-    let _lock = DirLock::acquire(out)?;
-    let mut manifest = job_dir::prepare(out, game, &[])?;
+    let lock = DirLock::acquire(out)?;
+    let mut manifest =
+        job_dir::prepare(out, game, &[]).inspect_err(|_| lock.remove_if_created())?;
     let stages = game.stages();
     let done = job_dir::check_finished(out, game, &mut manifest);
     let plans: Vec<Option<StagePlan>> = (0..stages.len())

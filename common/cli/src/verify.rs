@@ -18,24 +18,111 @@ pub fn check_counts(tables: &Tables, expected: &Path) -> Result<Vec<String>> {
     let want = std::fs::read_to_string(expected)
         .with_context(|| format!("cannot read count table {}", expected.display()))?;
     let have = count_table_from_tables(tables)?;
-    let mut problems = Vec::new();
-    let (want_lines, have_lines): (Vec<_>, Vec<_>) =
+    Ok(count_differences(&want, &have))
+}
+
+/// The fields in which the count table `have` differs from `want`, one line each: "row k=12,
+/// column n31: 1,234 expected, 1,233 found". Rows are named by their first field; columns by
+/// the table's header line when it has one, else by the published count table's names (`k`,
+/// `B0`, `R0`, then `n1`, `n2`, ...: positions of value `v`).
+fn count_differences(want: &str, have: &str) -> Vec<String> {
+    let (want_lines, have_lines): (Vec<&str>, Vec<&str>) =
         (want.lines().collect(), have.lines().collect());
+    let header: Option<Vec<&str>> = want_lines
+        .first()
+        .filter(|l| !l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split(',').collect());
+    let column = |i: usize| -> String {
+        match &header {
+            Some(names) => names
+                .get(i)
+                .map_or(format!("column {}", i + 1), |n| n.to_string()),
+            None => match i {
+                0 => "k".into(),
+                1 => "B0".into(),
+                2 => "R0".into(),
+                i => format!("n{}", i - 2),
+            },
+        }
+    };
+    let row_name = |fields: &[&str]| match &header {
+        Some(_) => format!("row {}", fields.first().copied().unwrap_or("?")),
+        None => format!("row k={}", fields.first().copied().unwrap_or("?")),
+    };
+    let mut problems = Vec::new();
     for i in 0..want_lines.len().max(have_lines.len()) {
-        let (w, h) = (want_lines.get(i), have_lines.get(i));
-        if w != h {
-            problems.push(format!(
-                "counts line {}: expected {}, tables give {}",
-                i + 1,
-                w.unwrap_or(&"(nothing)"),
-                h.unwrap_or(&"(nothing)")
-            ));
+        match (want_lines.get(i), have_lines.get(i)) {
+            (Some(w), Some(h)) if w == h => {}
+            (Some(w), Some(h)) => {
+                let (wf, hf): (Vec<&str>, Vec<&str>) =
+                    (w.split(',').collect(), h.split(',').collect());
+                for c in 0..wf.len().max(hf.len()) {
+                    let (a, b) = (wf.get(c).copied(), hf.get(c).copied());
+                    if a != b {
+                        problems.push(format!(
+                            "{}, column {}: {} expected, {} found",
+                            row_name(&wf),
+                            column(c),
+                            a.map_or("nothing".into(), thousands),
+                            b.map_or("nothing".into(), thousands)
+                        ));
+                    }
+                }
+            }
+            (Some(w), None) => problems.push(format!(
+                "line {}: expected '{w}', the tables give no such row",
+                i + 1
+            )),
+            (None, Some(h)) => problems.push(format!(
+                "line {}: the tables give '{h}', not expected",
+                i + 1
+            )),
+            (None, None) => {}
         }
     }
     if problems.is_empty() && want != have {
         problems.push("counts: same lines but different bytes (line endings?)".into());
     }
-    Ok(problems)
+    problems
+}
+
+/// `1234567` as `1,234,567` (other text as it is).
+fn thousands(field: &str) -> String {
+    if field.is_empty() || !field.bytes().all(|b| b.is_ascii_digit()) {
+        return field.to_string();
+    }
+    let mut out = String::new();
+    for (i, c) in field.chars().enumerate() {
+        if i > 0 && (field.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_mismatch_names_its_row_and_column() {
+        let want = "11,5,7,1234\n12,0,0,9\n";
+        let have = "11,5,7,1233\n12,0,0,9\n";
+        assert_eq!(
+            count_differences(want, have),
+            ["row k=11, column n1: 1,234 expected, 1,233 found"]
+        );
+        let want = "stage,side,positions,win\ns1,first,10,4\n";
+        let have = "stage,side,positions,win\ns1,first,10,5\n";
+        assert_eq!(
+            count_differences(want, have),
+            ["row s1, column win: 4 expected, 5 found"]
+        );
+        assert!(count_differences(want, want).is_empty());
+        assert_eq!(thousands("1234567"), "1,234,567");
+        assert_eq!(thousands("999"), "999");
+    }
 }
 
 /// Compares stored values with the lines `<position> <side> <value>` of `path`.
@@ -129,7 +216,11 @@ pub fn report(what: &str, checked: String, problems: &[String]) -> Result<bool> 
         outln!("{what}: OK ({checked})");
         return Ok(true);
     }
-    outln!("{what}: {} MISMATCHES ({checked})", problems.len());
+    let n = problems.len();
+    outln!(
+        "{what}: {n} {} ({checked})",
+        if n == 1 { "MISMATCH" } else { "MISMATCHES" }
+    );
     for p in problems.iter().take(LISTED) {
         outln!("  {p}");
     }

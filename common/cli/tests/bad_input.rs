@@ -33,10 +33,37 @@ fn malformed_positions() {
     }
     let e = retro_err(&["probe", "--out", d, "o....,.....,..X..,.....,....."]);
     assert!(e.contains("give a position and a side"), "{e}");
+    // A batch: comments and blank lines skipped, a bad line reported with its number while
+    // the others are answered, and a failing exit at the end.
     let lines = dir.parent().unwrap().join("lines.txt");
-    std::fs::write(&lines, "o....,.....,..X..,.....,..... brown\nbad line\n").unwrap();
-    let e = retro_err(&["probe", "--out", d, "--file", s(&lines)]);
-    assert!(e.contains("line 2"), "{e}");
+    let batch = "# positions to look up\n\no....,.....,..X..,.....,..... brown\nbad line\n.o...,.....,..X..,.....,..... black\n";
+    std::fs::write(&lines, batch).unwrap();
+    let out = support::retro(&["probe", "--tables", d, "--file", s(&lines)]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!out.status.success());
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(stderr.contains("lines.txt: line 4: unknown side 'line'"), "{stderr}");
+    assert!(stderr.contains("error: ") && stderr.contains("1 bad line"), "{stderr}");
+    // `-` reads standard input.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_retro"))
+        .args(["probe", "--tables", d, "--file", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"o....,.....,..X..,.....,..... brown\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
 }
 
 #[test]

@@ -145,8 +145,8 @@ fn recurrence_holds_and_a_corrupted_value_is_caught() {
     let out = retro(&["verify", "--out", s(&dir), "--recurrence", "20000"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "corruption not detected: {stdout}");
-    assert!(stdout.contains("MISMATCHES"), "{stdout}");
-    assert!(stdout.contains("brown: stored"), "{stdout}");
+    assert!(stdout.contains("recurrence: 1 MISMATCH "), "{stdout}");
+    assert!(stdout.contains("brown to move: stored"), "{stdout}");
 }
 
 #[test]

@@ -26,6 +26,8 @@ pub struct DirLock {
     _file: File,
     /// The lock file's path.
     path: PathBuf,
+    /// Whether this process created the lock file (it did not exist before).
+    created: bool,
 }
 
 impl DirLock {
@@ -38,6 +40,7 @@ impl DirLock {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create directory {}", dir.display()))?;
         let path = dir.join(LOCK_FILE);
+        let created = !path.exists();
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -71,7 +74,19 @@ impl DirLock {
             .and_then(|()| file.write_all(holder.as_bytes()))
             .and_then(|()| file.sync_all())
             .with_context(|| format!("cannot write the lock file {}", path.display()))?;
-        Ok(DirLock { _file: file, path })
+        Ok(DirLock {
+            _file: file,
+            path,
+            created,
+        })
+    }
+
+    /// Removes the lock file if this process created it: for a directory found not to be a
+    /// job's (someone else's files), which must be left exactly as it was.
+    pub fn remove_if_created(&self) {
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 
     /// The lock file's path.

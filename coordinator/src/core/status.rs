@@ -32,6 +32,7 @@ impl Core {
             .filter(|t| t.state == TaskState::Done)
             .map(|t| t.positions)
             .sum();
+        let elapsed_seconds = row.elapsed_seconds();
         Ok(pb::JobStatus {
             job_id: id,
             state: row.state.as_str().into(),
@@ -43,8 +44,8 @@ impl Core {
             positions_per_second: 0.0,
             eta_seconds: -1.0,
             live_workers: self.live_workers() as u32,
+            elapsed_seconds,
             note: row.note,
-            elapsed_seconds: 0.0,
         })
     }
 
@@ -150,7 +151,11 @@ impl Core {
     /// Counts of tasks by state over all loaded jobs, for metrics.
     pub fn task_counts(&self) -> BTreeMap<String, u64> {
         let mut counts = BTreeMap::new();
-        for job in self.jobs.values() {
+        for job in self
+            .jobs
+            .values()
+            .filter(|j| j.row.state == JobState::Running)
+        {
             for t in job.all_tasks() {
                 *counts.entry(shown_state(job, t).to_string()).or_insert(0) += 1;
             }
@@ -178,6 +183,8 @@ fn describe(game: &str, definition: &serde_json::Value) -> String {
 /// pending task is "ready" (a step, or a stage whose inputs are all done) or "blocked".
 fn shown_state(job: &JobRuntime, t: &TaskRow) -> &'static str {
     match t.state {
+        // A stopped job's waiting tasks wait for nothing: they show the job's state.
+        TaskState::Pending if job.row.state != JobState::Running => job.row.state.as_str(),
         TaskState::Pending if t.step.is_some() || job.ready(t.stage) => READY,
         TaskState::Pending => BLOCKED,
         state => state.as_str(),
