@@ -93,36 +93,12 @@ fn thousands(field: &str) -> String {
     }
     let mut out = String::new();
     for (i, c) in field.chars().enumerate() {
-        if i > 0 && (field.len() - i) % 3 == 0 {
+        if i > 0 && (field.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_count_mismatch_names_its_row_and_column() {
-        let want = "11,5,7,1234\n12,0,0,9\n";
-        let have = "11,5,7,1233\n12,0,0,9\n";
-        assert_eq!(
-            count_differences(want, have),
-            ["row k=11, column n1: 1,234 expected, 1,233 found"]
-        );
-        let want = "stage,side,positions,win\ns1,first,10,4\n";
-        let have = "stage,side,positions,win\ns1,first,10,5\n";
-        assert_eq!(
-            count_differences(want, have),
-            ["row s1, column win: 4 expected, 5 found"]
-        );
-        assert!(count_differences(want, want).is_empty());
-        assert_eq!(thousands("1234567"), "1,234,567");
-        assert_eq!(thousands("999"), "999");
-    }
 }
 
 /// Compares stored values with the lines `<position> <side> <value>` of `path`.
@@ -228,4 +204,28 @@ pub fn report(what: &str, checked: String, problems: &[String]) -> Result<bool> 
         outln!("  ... and {} more", problems.len() - LISTED);
     }
     Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_mismatch_names_its_row_and_column() {
+        let want = "11,5,7,1234\n12,0,0,9\n";
+        let have = "11,5,7,1233\n12,0,0,9\n";
+        assert_eq!(
+            count_differences(want, have),
+            ["row k=11, column n1: 1,234 expected, 1,233 found"]
+        );
+        let want = "stage,side,positions,win\ns1,first,10,4\n";
+        let have = "stage,side,positions,win\ns1,first,10,5\n";
+        assert_eq!(
+            count_differences(want, have),
+            ["row s1, column win: 4 expected, 5 found"]
+        );
+        assert!(count_differences(want, want).is_empty());
+        assert_eq!(thousands("1234567"), "1,234,567");
+        assert_eq!(thousands("999"), "999");
+    }
 }
