@@ -95,6 +95,7 @@ pub async fn run(args: CoordinatorArgs, open_game: retro_pipeline::OpenGame) -> 
             max_failures: 5,
             split_above: args.split_above,
             open_game,
+            workers_in_process: false,
         },
         listen: args.listen,
         token,

@@ -66,6 +66,10 @@ pub struct CoreConfig {
     /// Opens the game of a job from its name and definition: the registry, given by the
     /// binary (the coordinator never names a game).
     pub open_game: retro_pipeline::OpenGame,
+    /// The workers live in this process (the embedded solve): a task found running when the
+    /// coordinator starts was held by a worker of the dead process before it, so it goes back
+    /// to the queue at once instead of waiting out a lease no one will renew.
+    pub workers_in_process: bool,
 }
 
 /// The default of `--split-above`: stages of at least 4e9 positions (both sides; on BOARD31

@@ -1,6 +1,6 @@
 //! `retro submit|status|cancel|jobs`: talking to a running coordinator.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use retro_proto as pb;
 use retro_proto::job_api_client::JobApiClient;
@@ -37,20 +37,16 @@ impl Connection {
             .timeout(Duration::from_secs(30))
             .connect()
             .await
-            .with_context(|| format!("cannot reach the coordinator at {}", self.coordinator))?;
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot reach the coordinator at {}: {}; check that it is running there (`retro coordinator`), or give its address with --coordinator URL",
+                    self.coordinator,
+                    retro_pipeline::process::error_text(&anyhow::Error::from(e))
+                )
+            })?;
         let token = pb::auth::AttachToken::new(&token).map_err(anyhow::Error::msg)?;
         Ok(JobApiClient::with_interceptor(channel, token)
             .max_decoding_message_size(pb::MAX_MESSAGE_BYTES))
-    }
-}
-
-/// Seconds as a person reads them: `42 s`, `3 min 05 s`, `2 h 07 min`.
-pub fn duration(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
-        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
     }
 }
 
@@ -113,7 +109,7 @@ pub async fn wait(client: &mut Client, job: u64) -> Result<pb::JobStatus> {
             .await
             .map_err(|s| refused("status", s))?
             .into_inner();
-        crate::progress::show(&bar, &s);
+        crate::progress::show(&bar, &s, false);
         match s.state.as_str() {
             "running" => tokio::time::sleep(Duration::from_millis(250)).await,
             "done" => {

@@ -82,6 +82,8 @@ pub fn run_observed(
         ),
         _ => {}
     }
+    // The directory is this job's: its log lines go to its log file from here on.
+    retro_pipeline::process::log_to_job_file(out)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("retro-rpc")
@@ -97,6 +99,7 @@ pub fn run_observed(
         max_failures: 3,
         split_above: opts.split_above,
         open_game: retro_games::open,
+        workers_in_process: true,
     };
     let mut core = Core::open_locked(config.clone(), lock)?;
     let (job, game) = match game {
@@ -173,8 +176,16 @@ pub fn run_observed(
                     .await?
                     .map_err(|e| anyhow::anyhow!("{e}"))?
             };
+            let first = at_start.is_none();
             let start = *at_start.get_or_insert(status.positions_done);
-            crate::progress::show(&bar, &status);
+            crate::progress::show(&bar, &status, true);
+            if first {
+                // The estimate of time left counts only this run's work.
+                bar.reset_eta();
+                if has_db {
+                    bar.suspend(|| say_what_is_reused(out, &status));
+                }
+            }
             observe(&status);
             match status.state.as_str() {
                 "done" => break Ok((status.positions, start)),
@@ -205,6 +216,7 @@ pub fn run_observed(
     info!(job, seconds, "embedded solve finished");
     Ok(SolveSummary {
         solved_positions: positions - at_start,
+        total_positions: positions,
         seconds,
         start: start_value(&*game, out)?,
         slices: slice_reports(&*game, out, job)?,
@@ -237,4 +249,16 @@ fn slice_reports(game: &dyn JobGame, out: &Path, job: u64) -> Result<Vec<SliceRe
             })
         })
         .collect()
+}
+
+/// "Resuming out/board25: 12 of 25 stages done and kept." for a job that was interrupted.
+fn say_what_is_reused(out: &Path, status: &retro_proto::JobStatus) {
+    let done = status.tasks.iter().filter(|t| t.state == "done").count();
+    let all = status.tasks.len();
+    if done < all {
+        println!(
+            "Resuming {}: {done} of {all} stages done and kept.",
+            out.display()
+        );
+    }
 }

@@ -19,7 +19,7 @@ mod verify;
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
 use game_choice::TargetArgs;
-use retro_pipeline::process::{init_logging, LogFormat};
+use retro_pipeline::process::{init_job_logging, init_logging, LogFormat};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,6 +37,10 @@ struct Cli {
     /// Log format (on stderr): human-readable lines, or one JSON object per line.
     #[arg(long, value_enum, default_value = "text", global = true)]
     log_format: LogFormat,
+    /// Show every log line on stderr as well (a solve otherwise keeps its task-level lines in
+    /// `retro.log` in its directory when stderr is a terminal; `RETRO_LOG=LEVEL` also works).
+    #[arg(short, long, global = true)]
+    verbose: bool,
 }
 
 #[derive(Subcommand)]
@@ -118,16 +122,55 @@ struct BenchArgs {
     split_above: u64,
 }
 
-/// Prints what a solve did and the start position's value.
+/// On Ctrl-C, says before exiting that the finished work is kept and how to continue (every
+/// file is written under a temporary name and renamed, so stopping at any moment is safe).
+fn tell_how_to_resume_on_interrupt(dir: &std::path::Path, in_process: bool) {
+    let dir = dir.display().to_string();
+    let how = if in_process {
+        "run the same command again to continue".to_string()
+    } else {
+        format!("run the same command again, or `retro resume {dir}`, to continue")
+    };
+    // Without a handler Ctrl-C still stops the solve safely, only without the hint.
+    let _ = ctrlc::set_handler(move || {
+        eprintln!("\ninterrupted: the finished stages are kept in {dir}; {how}");
+        std::process::exit(130);
+    });
+}
+
+/// Prints what a solve did, in the terms of the published tables (positions up to symmetry,
+/// both sides to move), and the start position's value.
 fn print_summary(summary: &solve::SolveSummary, out: &std::path::Path) -> Result<()> {
-    outln!(
-        "Solved {} positions (array slots, both sides) into {} in {:.2} s ({:.1} M positions/s), peak RSS {} MiB.",
-        summary.solved_positions,
-        out.display(),
-        summary.seconds,
-        summary.solved_positions as f64 / summary.seconds / 1e6,
-        retro_engine::meter::peak_resident_bytes().unwrap_or(0) >> 20
-    );
+    let manifest = tables::load_manifest(out)?;
+    let positions: u64 = manifest
+        .slices
+        .iter()
+        .flat_map(|r| r.histograms.iter())
+        .flat_map(|h| h.values())
+        .sum();
+    let peak = retro_engine::meter::peak_resident_bytes().unwrap_or(0) >> 20;
+    let time = output::duration_precise(summary.seconds);
+    if summary.solved_positions == 0 {
+        outln!(
+            "Already solved: {} holds all {} positions; nothing to do.",
+            out.display(),
+            output::thousands(positions)
+        );
+    } else if summary.solved_positions == summary.total_positions {
+        outln!(
+            "Solved {} positions into {} in {time} ({} positions/s), peak RSS {peak} MiB.",
+            output::thousands(positions),
+            out.display(),
+            output::rate(positions as f64 / summary.seconds.max(1e-9)),
+        );
+    } else {
+        outln!(
+            "Solved {} positions into {}: {:.0}% of the work in this run ({time}), the rest was already done; peak RSS {peak} MiB.",
+            output::thousands(positions),
+            out.display(),
+            100.0 * summary.solved_positions as f64 / summary.total_positions.max(1) as f64,
+        );
+    }
     outln!("{}", summary.start);
     Ok(())
 }
@@ -270,10 +313,15 @@ struct ProbeArgs {
     /// for each; a bad line is reported with its number and the rest go on.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["position", "side"])]
     file: Option<PathBuf>,
-    /// The position, rows top to bottom separated by commas, e.g. `ooooo,o...o,o.X.o,o...o,ooooo`.
+    /// The position, rows top to bottom separated by commas, e.g. `ooooo,o...o,o.X.o,o...o,ooooo`
+    /// (the side may follow in the same argument: `"ooooo,...,ooooo brown"`).
     position: Option<String>,
     /// Side to move: `brown` or `black`.
     side: Option<String>,
+    /// Print one JSON object (value, meaning, moves best first, principal variation): the
+    /// fields of the HTTP probe API.
+    #[arg(long, conflicts_with = "file")]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -299,6 +347,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Solve(a) => {
             let game = a.target.game()?;
+            tell_how_to_resume_on_interrupt(&a.out, a.in_process);
             let threads = threads(a.threads)?;
             let budget = a
                 .memory_budget
@@ -329,6 +378,7 @@ fn run(cli: Cli) -> Result<()> {
             print_summary(&summary, &a.out)
         }
         Command::Resume(a) => {
+            tell_how_to_resume_on_interrupt(&a.dir, false);
             let threads = threads(a.threads)?;
             let options = embedded::EmbeddedOptions {
                 out: a.dir.clone(),
@@ -374,7 +424,7 @@ fn run(cli: Cli) -> Result<()> {
                     outln!(
                         "job {} done in {}",
                         reply.job_id,
-                        client::duration(started.elapsed().as_secs_f64())
+                        output::duration(started.elapsed().as_secs_f64())
                     );
                 }
                 Ok(())
@@ -423,7 +473,7 @@ fn run(cli: Cli) -> Result<()> {
                     j.job_id,
                     j.state,
                     100.0 * j.positions_done as f64 / j.positions.max(1) as f64,
-                    client::duration(j.elapsed_seconds),
+                    output::duration(j.elapsed_seconds),
                     j.job_dir,
                     j.description
                 );
@@ -491,8 +541,14 @@ fn run(cli: Cli) -> Result<()> {
             let tables = tables::Tables::open(&a.tables)?;
             match (a.file, a.position, a.side) {
                 (Some(file), _, _) => probe::probe_file(&tables, &file),
-                (None, Some(position), Some(side)) => probe::probe_one(&tables, &position, &side),
-                _ => bail!("give a position and a side (e.g. 'ooooo,o...o,o.X.o,o...o,ooooo brown') or --file FILE"),
+                (None, Some(position), side) => {
+                    let (rows, side) = probe::split_position(&position, side.as_deref())?;
+                    probe::probe_one(&tables, &rows, &side, a.json)
+                }
+                (None, None, _) => bail!(
+                    "give a position and a side, e.g. {} (or --file FILE)",
+                    probe::EXAMPLE
+                ),
             }
         }
         Command::Verify(a) => {
@@ -536,11 +592,15 @@ fn run(cli: Cli) -> Result<()> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Solves log one line per finished stage; a benchmark prints only its measurements.
-    let default_level = match cli.command {
-        Command::Bench(_) => "warn",
-        _ => "info",
-    };
-    init_logging(cli.log_format, default_level);
+    match cli.command {
+        Command::Bench(_) => init_logging(cli.log_format, "warn"),
+        // A solve at a terminal shows one progress display; its log is in the job directory.
+        Command::Solve(_) | Command::Resume(_) => {
+            let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            init_job_logging(cli.log_format, cli.verbose || !terminal);
+        }
+        _ => init_logging(cli.log_format, "info"),
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`retro probe ... | head`): nothing left to say.

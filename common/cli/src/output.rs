@@ -34,3 +34,44 @@ macro_rules! out {
             .map_err(|e| anyhow::Error::from(e).context("cannot write to standard output"))?;
     }};
 }
+
+/// `1234567` as `1,234,567`: how counts are shown to people.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Seconds as a person reads them: `42 s`, `3 min 05 s`, `2 h 07 min`.
+pub fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// Seconds for a summary line: `9.84 s` below a minute, else as [`duration`].
+pub fn duration_precise(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.2} s")
+    } else {
+        duration(seconds)
+    }
+}
+
+/// A rate rounded for reading: `10.5 M`, `3,336`.
+pub fn rate(per_second: f64) -> String {
+    if per_second >= 1e6 {
+        format!("{:.1} M", per_second / 1e6)
+    } else {
+        thousands(per_second.round() as u64)
+    }
+}

@@ -44,6 +44,8 @@ pub struct SolveOptions {
 pub struct SolveSummary {
     /// Array slots (both sides) solved by this run (excludes stages found finished).
     pub solved_positions: u64,
+    /// Array slots (both sides) of the whole solve.
+    pub total_positions: u64,
     /// Wall time of the whole run, including checks, writing and the count table.
     pub seconds: f64,
     /// The start position's value in words, if the board has a start position.
@@ -88,8 +90,20 @@ pub fn run_with_bar(
     let lock = DirLock::acquire(out)?;
     let mut manifest =
         job_dir::prepare(out, game, &[]).inspect_err(|_| lock.remove_if_created())?;
+    // The directory is this job's: its log lines go to its log file from here on.
+    retro_pipeline::process::log_to_job_file(out)?;
     let stages = game.stages();
     let done = job_dir::check_finished(out, game, &mut manifest);
+    let kept = done.iter().filter(|&&d| d).count();
+    if kept > 0 && kept < done.len() {
+        bar.suspend(|| {
+            println!(
+                "Resuming {}: {kept} of {} stages done and kept.",
+                out.display(),
+                done.len()
+            )
+        });
+    }
     let plans: Vec<Option<StagePlan>> = (0..stages.len())
         .map(|i| plan_stage(game, i, opts.memory_budget, opts.out_of_core))
         .collect();
@@ -171,6 +185,7 @@ pub fn run_with_bar(
     write_atomic(&out.join(COUNTS_FILE), table.as_bytes())?;
     Ok(SolveSummary {
         solved_positions: st.solved_positions,
+        total_positions: total_slots,
         seconds: started.elapsed().as_secs_f64(),
         start: start_value(game, out)?,
         slices: std::mem::take(&mut st.slices),

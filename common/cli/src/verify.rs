@@ -86,19 +86,11 @@ fn count_differences(want: &str, have: &str) -> Vec<String> {
     problems
 }
 
-/// `1234567` as `1,234,567` (other text as it is).
+/// A count field as people read it (`1,234,567`); other text as it is.
 fn thousands(field: &str) -> String {
-    if field.is_empty() || !field.bytes().all(|b| b.is_ascii_digit()) {
-        return field.to_string();
-    }
-    let mut out = String::new();
-    for (i, c) in field.chars().enumerate() {
-        if i > 0 && (field.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    field
+        .parse::<u64>()
+        .map_or_else(|_| field.to_string(), crate::output::thousands)
 }
 
 /// Compares stored values with the lines `<position> <side> <value>` of `path`.

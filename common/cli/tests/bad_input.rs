@@ -17,7 +17,7 @@ fn malformed_positions() {
     let d = s(&dir);
     for (position, side, needle) in [
         ("o....,.....,..X..,.....", "brown", "has 4 rows"),
-        ("o....,.....,..X..,.....,....", "brown", "row 5"),
+        ("o....,.....,..X..,.....,....", "brown", "row 4"),
         ("o....,.....,..X..,.....,....X", "brown", "two black"),
         ("o....,.....,.....,.....,.....", "brown", "no black"),
         ("o....,.....,..X..,.....,.....", "white", "unknown side"),
@@ -45,8 +45,14 @@ fn malformed_positions() {
     );
     assert!(!out.status.success());
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
-    assert!(stderr.contains("lines.txt: line 4: unknown side 'line'"), "{stderr}");
-    assert!(stderr.contains("error: ") && stderr.contains("1 bad line"), "{stderr}");
+    assert!(
+        stderr.contains("lines.txt: line 4: unknown side 'line'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: ") && stderr.contains("1 bad line"),
+        "{stderr}"
+    );
     // `-` reads standard input.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_retro"))
         .args(["probe", "--tables", d, "--file", "-"])
@@ -236,4 +242,25 @@ fn verifying_nothing_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let e = retro_err(&["verify", "--out", s(&dir)]);
     assert!(e.contains("nothing to verify"), "{e}");
+}
+
+#[test]
+fn an_unreachable_coordinator_is_named_once_with_what_to_check() {
+    let dir = temp_dir("unreachable");
+    let token = dir.join("token");
+    std::fs::write(&token, "secret\n").unwrap();
+    // Port 1 on loopback: nothing listens there.
+    let e = retro_err(&[
+        "jobs",
+        "--coordinator",
+        "http://127.0.0.1:1",
+        "--token-file",
+        s(&token),
+    ]);
+    assert!(
+        e.starts_with("error: cannot reach the coordinator at http://127.0.0.1:1: "),
+        "{e}"
+    );
+    assert!(e.contains("check that it is running there"), "{e}");
+    assert_eq!(e.matches("connect error").count(), 1, "{e}");
 }

@@ -217,3 +217,79 @@ fn stalemates_have_their_defined_values() {
     ]);
     assert!(text.contains("value 0: black wins"), "{text}");
 }
+
+/// `retro probe` lists moves best first: for brown, its wins fastest first and then its
+/// losses; for black, its wins and then brown's wins slowest first. Checked on every position
+/// of the start's principal variation and on a position where black can escape.
+#[test]
+fn probe_lists_moves_best_first_with_a_board_diagram_and_as_json() {
+    let board = Board::builtin("BOARD25").unwrap();
+    let start = board.start.clone().unwrap();
+    let json = retro_ok(&["probe", "--tables", s(solved()), &start, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["value"], 32, "{json}");
+    assert_eq!(report["meaning"], "brown wins in 31 plies");
+    assert_eq!(report["turn"], "brown");
+    let pv = report["principal_variation"].as_array().unwrap();
+    assert_eq!(pv.len(), 31);
+    // Every position along the line, probed as JSON: moves ranked as the rules of ranking say,
+    // and each move's value equal to what probing its position gives.
+    let mut checked = 0;
+    for step in std::iter::once(&report["position"]).chain(pv.iter().map(|m| &m["position"])) {
+        let here: serde_json::Value = serde_json::from_str(&retro_ok(&[
+            "probe",
+            "--tables",
+            s(solved()),
+            step.as_str().unwrap(),
+            "--json",
+        ]))
+        .unwrap();
+        let brown = here["turn"] == "brown";
+        let rank = |v: u64| -> (u64, u64) {
+            match (brown, v) {
+                (true, 0) => (1, 0),
+                (true, v) => (0, v),
+                (false, 0) => (0, 0),
+                (false, v) => (1, 255 - v),
+            }
+        };
+        let values: Vec<u64> = here["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["value"].as_u64().unwrap())
+            .collect();
+        let ranks: Vec<_> = values.iter().map(|&v| rank(v)).collect();
+        assert!(ranks.is_sorted(), "{}: {values:?}", here["position"]);
+        checked += 1;
+    }
+    assert_eq!(checked, 32);
+    // A black-to-move position where black escapes: the escaping moves come first.
+    let text = retro_ok(&[
+        "probe",
+        "--tables",
+        s(solved()),
+        "o....,.....,..X..,.....,.....",
+        "black",
+    ]);
+    let first = text
+        .lines()
+        .skip_while(|l| !l.starts_with("moves (best first)"))
+        .nth(1)
+        .unwrap();
+    assert!(first.contains("value  0: black wins"), "{text}");
+    // The board diagram: column and row numbers from 0, the pieces where the notation says.
+    assert!(
+        text.starts_with("    0 1 2 3 4\n 0  o . . . .\n 1  . . . . .\n 2  . . X . .\n"),
+        "{text}"
+    );
+    // One ply, singular; the hint's form (position and side in one argument) accepted.
+    let text = retro_ok(&[
+        "probe",
+        "--tables",
+        s(solved()),
+        "Xo...,o....,.o...,.....,..... brown",
+    ]);
+    assert!(text.contains("brown wins in 1 ply\n"), "{text}");
+    assert!(text.contains("principal variation (1 ply):"), "{text}");
+}

@@ -94,6 +94,50 @@ fn board25_through_two_worker_processes_matches_and_reports_status_and_metrics()
     ] {
         assert!(body.contains(metric), "metrics lack {metric}: {body}");
     }
+    // The jobs table has a header with the state and the elapsed time.
+    let header = jobs.lines().next().unwrap_or_default();
+    for column in ["job", "state", "done", "elapsed", "game"] {
+        assert!(header.contains(column), "no {column} column: {jobs}");
+    }
+    // A job followed to its end says how long it took.
+    let quick = cluster.client(
+        "submit",
+        &[
+            "--game", "ring-hop", "--cells", "6", "--tokens", "2", "--wait",
+        ],
+    );
+    let text = String::from_utf8_lossy(&quick.stdout);
+    assert!(quick.status.success(), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap_or_default()
+            .contains(" done in "),
+        "{text}"
+    );
+    // A cancelled job's waiting tasks are neither ready nor blocked: not in its status, not
+    // in the metrics.
+    let cancelled = cluster.submit(&[]);
+    assert!(cluster
+        .client("cancel", &[&cancelled.to_string()])
+        .status
+        .success());
+    let status = cluster.client("status", &[&cancelled.to_string(), "--all"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("cancelled"), "{text}");
+    assert!(
+        !text.contains(" ready") && !text.contains(" blocked"),
+        "{text}"
+    );
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut body = String::new();
+    conn.read_to_string(&mut body).unwrap();
+    assert!(
+        !body.contains("state=\"ready\"") && !body.contains("state=\"blocked\""),
+        "{body}"
+    );
 }
 
 #[test]

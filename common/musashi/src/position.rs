@@ -77,8 +77,7 @@ impl Position {
         for (y, row) in rows.iter().enumerate() {
             if row.chars().count() != board.width {
                 return Err(PositionError(format!(
-                    "row {} ('{row}') has {} characters, {} needs {}",
-                    y + 1,
+                    "row {y} ('{row}') has {} characters, {} needs {} (rows count from 0 at the top)",
                     row.chars().count(),
                     board.name,
                     board.width
@@ -92,9 +91,7 @@ impl Position {
                 match (c, point) {
                     ('o' | 'X', None) => {
                         return Err(PositionError(format!(
-                            "'{c}' at column {}, row {} is not on a point of {}",
-                            x + 1,
-                            y + 1,
+                            "'{c}' at {x}{y} is not on a point of {} (points are named column then row, from 0, as in moves and board files)",
                             board.name
                         )))
                     }
@@ -107,8 +104,7 @@ impl Position {
                     }
                     _ => {
                         return Err(PositionError(format!(
-                            "unexpected character '{c}' in row {}: use 'o', 'X' or '.'",
-                            y + 1
+                            "unexpected character '{c}' at {x}{y}: use 'o', 'X' or '.'"
                         )))
                     }
                 }
@@ -151,6 +147,30 @@ impl Position {
         out
     }
 
+    /// The board as text: one line per row with `o`, `X`, `.` on points and blanks elsewhere,
+    /// columns and rows numbered from 0 so that a point reads `xy` as in moves and board files.
+    pub fn diagram(&self, board: &Board) -> String {
+        let mut out = String::from("   ");
+        for x in 0..board.width {
+            out.push_str(&format!(" {x}"));
+        }
+        out.push('\n');
+        for y in 0..board.height {
+            out.push_str(&format!("{y:>2} "));
+            for x in 0..board.width {
+                out.push(' ');
+                out.push(match board.point_at(x, y) {
+                    Some(p) if p == self.black => 'X',
+                    Some(p) if self.browns >> p & 1 == 1 => 'o',
+                    Some(_) => '.',
+                    None => ' ',
+                });
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// The full notation, `"<rows> <side>"`.
     pub fn notation(&self, board: &Board) -> String {
         format!("{} {}", self.rows(board), self.side.name())
@@ -170,7 +190,7 @@ mod tests {
         assert_eq!(p.browns.count_ones(), 16);
         let bad = |s: &str| Position::parse_with_side(&b, s).unwrap_err().0;
         assert!(bad("ooooo,o...o,o.X.o,o...o brown").contains("4 rows"));
-        assert!(bad("ooooo,o...o,o.X.o,o...o,oooo brown").contains("row 5"));
+        assert!(bad("ooooo,o...o,o.X.o,o...o,oooo brown").contains("row 4"));
         assert!(bad("ooooo,o...o,o.X.o,o...o,ooooX brown").contains("two black"));
         assert!(bad("ooooo,o...o,o...o,o...o,ooooo brown").contains("no black"));
         assert!(bad("ooooo,o...o,o.X.o,o...o,ooooo white").contains("unknown side"));

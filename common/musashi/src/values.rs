@@ -7,6 +7,7 @@ pub fn describe(value: u8, side: Side) -> String {
     match value {
         0 => "black wins".to_string(),
         1 if side == Side::Black => "black has no move: brown has won".to_string(),
+        2 => "brown wins in 1 ply".to_string(),
         v => format!("brown wins in {} plies", v - 1),
     }
 }

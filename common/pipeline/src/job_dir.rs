@@ -117,7 +117,14 @@ pub fn prepare(dir: &Path, game: &dyn JobGame, own_files: &[&str]) -> Result<Man
                 .collect();
             let ours = |name: &String| {
                 tables.contains(name)
-                    || [COUNTS_FILE, crate::SCRATCH, "shards", "steps"].contains(&name.as_str())
+                    || [
+                        COUNTS_FILE,
+                        crate::SCRATCH,
+                        "shards",
+                        "steps",
+                        crate::process::JOB_LOG,
+                    ]
+                    .contains(&name.as_str())
             };
             if let Some(foreign) = names.iter().find(|n| !ours(n)) {
                 bail!(

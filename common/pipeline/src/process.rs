@@ -26,15 +26,95 @@ pub const LOG_FILTER_VAR: &str = "RETRO_LOG";
 /// Sets up tracing on stderr in `format`. The filter is `RETRO_LOG` if set, else
 /// `default_filter` (`"info"` for the daemons; quieter for commands that print results).
 pub fn init_logging(format: LogFormat, default_filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env(LOG_FILTER_VAR)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
+    init(format, default_filter, false);
+}
+
+/// Sets up tracing for a command that writes a job directory (`retro solve`, `retro resume`):
+/// every line at `info` and above goes to the job's log file ([`JOB_LOG`], opened with
+/// [`log_to_job_file`] once the directory is known to be the job's), and stderr shows only
+/// what the person at the terminal must see (warnings and errors; `RETRO_LOG` or `verbose`
+/// bring the rest back), so that the progress display stays one display.
+pub fn init_job_logging(format: LogFormat, verbose: bool) {
+    init(format, if verbose { "info" } else { "warn" }, true);
+}
+
+/// The log file of a job directory.
+pub const JOB_LOG: &str = "retro.log";
+
+/// Where the job log's lines go once it is open (lines before that reach stderr only).
+static JOB_LOG_FILE: std::sync::Mutex<Option<std::fs::File>> = std::sync::Mutex::new(None);
+
+/// Appends this process's log lines to `dir/retro.log` from now on.
+pub fn log_to_job_file(dir: &Path) -> Result<()> {
+    let path = dir.join(JOB_LOG);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the log file {}", path.display()))?;
+    *JOB_LOG_FILE.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
+    Ok(())
+}
+
+/// A writer into the job log file (nothing while it is not open).
+struct JobLogWriter;
+
+impl std::io::Write for JobLogWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match JOB_LOG_FILE
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            Some(file) => file.write(bytes),
+            None => Ok(bytes.len()),
+        }
     }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match JOB_LOG_FILE
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The subscriber: stderr with `RETRO_LOG` or `default_filter`, and (`job_file`) the job log
+/// at `info`.
+fn init(format: LogFormat, default_filter: &str, job_file: bool) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{fmt, EnvFilter, Layer, Registry};
+    type Boxed = Box<dyn Layer<Registry> + Send + Sync>;
+    let filter =
+        EnvFilter::try_from_env(LOG_FILTER_VAR).unwrap_or_else(|_| EnvFilter::new(default_filter));
+    // Colour codes only for a person at a terminal, never into a file or a pipe.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let stderr: Boxed = match format {
+        LogFormat::Text => fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .with_filter(filter)
+            .boxed(),
+        LogFormat::Json => fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .with_filter(filter)
+            .boxed(),
+    };
+    let mut layers = vec![stderr];
+    if job_file {
+        let layer = fmt::layer().with_writer(|| JobLogWriter).with_ansi(false);
+        layers.push(match format {
+            LogFormat::Text => layer.with_filter(EnvFilter::new("info")).boxed(),
+            LogFormat::Json => layer.json().with_filter(EnvFilter::new("info")).boxed(),
+        });
+    }
+    tracing_subscriber::registry().with(layers).init();
 }
 
 /// Reads a whole file named by a flag (a TLS certificate or key), naming it on failure so that

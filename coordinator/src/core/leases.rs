@@ -67,7 +67,7 @@ impl Core {
             }
             let worker = task.worker_id;
             task.release()?;
-            warn!(job = id, stage = %task.name, attempt = task.attempt, ?worker, "lease expired: the worker is silent; the task goes back to the queue");
+            warn!(job = id, stage = %task.name, attempt = task.attempt, worker = worker.unwrap_or_default(), "lease expired: the worker is silent; the task goes back to the queue");
             self.db.transaction(|tx| {
                 tx.record_task(id, &task, task.attempt, worker, "lease_expired", "")
             })?;

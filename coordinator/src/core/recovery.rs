@@ -9,7 +9,7 @@
 //! fresh lease (their workers either renew it or lose it), decides the step barrier again,
 //! and rewrites the manifest. Running it twice is harmless.
 
-use super::{Core, JobRuntime};
+use super::{Core, JobRuntime, TaskKey};
 use crate::db::JobRow;
 use crate::merge;
 use crate::steps;
@@ -20,7 +20,7 @@ use retro_pipeline::storage::Storage;
 use retro_pipeline::{job_dir, JobGame, LocalStorage};
 use std::sync::Arc;
 use std::time::Instant;
-use tracing::{info_span, warn};
+use tracing::{info, info_span, warn};
 
 impl Core {
     /// Loads job `row` from the database into memory (its tasks, steps and step files, its
@@ -104,8 +104,13 @@ impl Core {
             .filter(|t| t.state == TaskState::Running)
             .map(|t| t.key())
             .collect();
+        let orphans = self.config.workers_in_process;
         for key in running {
-            self.grant_lease(id, key);
+            if orphans {
+                self.release_orphan(id, key)?;
+            } else {
+                self.grant_lease(id, key);
+            }
         }
         // A step merged just before a crash may have completed its ply: the barrier is checked
         // again (deciding it twice is harmless: it reads only merged steps and their files).
@@ -122,6 +127,24 @@ impl Core {
         job.positions_at_start = job.positions_done();
         self.write_manifest(id)?;
         self.finish_if_complete(id)?;
+        Ok(())
+    }
+}
+
+impl Core {
+    /// Puts back in the queue task `key` of job `id`, found running although its worker died
+    /// with the process before this one (workers in process).
+    fn release_orphan(&mut self, id: u64, key: TaskKey) -> Result<()> {
+        let job = self.jobs.get_mut(&id).expect("loaded");
+        let Some(mut task) = job.task(key).cloned() else {
+            return Ok(());
+        };
+        let worker = task.worker_id;
+        task.release()?;
+        info!(job = id, stage = %task.name, attempt = task.attempt, "task of the interrupted run goes back to the queue");
+        self.db
+            .transaction(|tx| tx.record_task(id, &task, task.attempt, worker, "worker_gone", ""))?;
+        job.set_task(task);
         Ok(())
     }
 }

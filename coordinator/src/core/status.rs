@@ -151,11 +151,7 @@ impl Core {
     /// Counts of tasks by state over all loaded jobs, for metrics.
     pub fn task_counts(&self) -> BTreeMap<String, u64> {
         let mut counts = BTreeMap::new();
-        for job in self
-            .jobs
-            .values()
-            .filter(|j| j.row.state == JobState::Running)
-        {
+        for job in self.jobs.values() {
             for t in job.all_tasks() {
                 *counts.entry(shown_state(job, t).to_string()).or_insert(0) += 1;
             }
