@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tracing::info;
 
+/// The usage examples ending `coordinator --help` and `retro coordinator --help`.
+pub const EXAMPLES: &str = "Examples:\n  coordinator --data /srv/retro --listen 0.0.0.0:50051 --token-file token --metrics 127.0.0.1:9100\n  retro coordinator --data /srv/retro   (loopback only, token from RETRO_TOKEN)";
+
 /// Flags of the coordinator.
 #[derive(Args, Debug, Clone)]
 pub struct CoordinatorArgs {

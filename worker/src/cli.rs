@@ -6,6 +6,9 @@ use clap::Args;
 use std::path::PathBuf;
 use tracing::info;
 
+/// The usage examples ending `worker --help` and `retro worker --help`.
+pub const EXAMPLES: &str = "Examples:\n  worker --coordinator http://10.0.0.5:50051 --token-file token --memory-budget 20GiB\n  retro worker --coordinator http://127.0.0.1:50051 --threads 2";
+
 /// Flags of a worker.
 #[derive(Args, Debug, Clone)]
 pub struct WorkerArgs {

@@ -49,20 +49,36 @@ enum Command {
     ///
     /// Runs a coordinator and workers in this process on loopback (the cluster pipeline on
     /// one machine); `--in-process` solves without them.
+    #[command(
+        after_help = "Examples:\n  retro solve --out out/board25                      (BOARD25, the embedded cluster)\n  retro solve --game musashi33 --max-browns 8 --out out/b33\n  retro solve --in-process --memory-budget 8GiB --out out/board25"
+    )]
     Solve(SolveArgs),
     /// Continue an interrupted `retro solve` in its output directory.
+    #[command(after_help = "Example: retro resume out/board25")]
     Resume(ResumeArgs),
     /// Run a coordinator (same as the `coordinator` command).
+    #[command(after_help = retro_coordinator::cli::EXAMPLES)]
     Coordinator(retro_coordinator::cli::CoordinatorArgs),
     /// Run a worker (same as the `worker` command).
+    #[command(after_help = retro_worker::cli::EXAMPLES)]
     Worker(retro_worker::cli::WorkerArgs),
     /// Submit a job to a running coordinator.
+    #[command(
+        after_help = "Example: retro submit --game musashi31 --wait --coordinator http://10.0.0.5:50051 --token-file token"
+    )]
     Submit(SubmitArgs),
     /// Show a job's status: stages done, current plies, workers, throughput, ETA.
+    #[command(
+        after_help = "Example: retro status 3 --all --coordinator http://10.0.0.5:50051 --token-file token"
+    )]
     Status(StatusArgs),
     /// Cancel a job.
+    #[command(after_help = "Example: retro cancel 3 --token-file token")]
     Cancel(JobArgs),
     /// List the coordinator's jobs.
+    #[command(
+        after_help = "Example: retro jobs --coordinator http://10.0.0.5:50051 --token-file token"
+    )]
     Jobs(ConnectionArgs),
     /// Print the summary table of a solved directory (Sixteen Musashi: the published count table).
     #[command(after_help = "Example: retro counts --tables out/board25")]
@@ -82,6 +98,9 @@ enum Command {
     )]
     Verify(VerifyArgs),
     /// Time full solves from scratch: per-run and median wall time, positions/s, peak RSS.
+    #[command(
+        after_help = "Examples:\n  retro bench --runs 5 --mode both\n  retro bench --game musashi33 --max-browns 9 --report target/b33"
+    )]
     Bench(BenchArgs),
 }
 

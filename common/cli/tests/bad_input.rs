@@ -264,3 +264,34 @@ fn an_unreachable_coordinator_is_named_once_with_what_to_check() {
     assert!(e.contains("check that it is running there"), "{e}");
     assert_eq!(e.matches("connect error").count(), 1, "{e}");
 }
+
+#[test]
+fn every_command_help_ends_with_an_example() {
+    for command in [
+        "solve",
+        "resume",
+        "coordinator",
+        "worker",
+        "submit",
+        "status",
+        "cancel",
+        "jobs",
+        "counts",
+        "probe",
+        "verify",
+        "bench",
+    ] {
+        let help = retro_ok(&[command, "--help"]);
+        assert!(help.contains("Example"), "retro {command} --help: {help}");
+    }
+    for binary in [
+        env!("CARGO_BIN_EXE_coordinator"),
+        env!("CARGO_BIN_EXE_worker"),
+    ] {
+        let out = std::process::Command::new(binary)
+            .arg("--help")
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Example"));
+    }
+}

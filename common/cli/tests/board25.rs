@@ -293,3 +293,19 @@ fn probe_lists_moves_best_first_with_a_board_diagram_and_as_json() {
     assert!(text.contains("brown wins in 1 ply\n"), "{text}");
     assert!(text.contains("principal variation (1 ply):"), "{text}");
 }
+
+/// A count table differing in one field: `verify` names the row and column and both numbers.
+#[test]
+fn verify_names_a_count_mismatch_by_row_and_column() {
+    let reference = std::fs::read_to_string(shared("reference/board25-counts.csv")).unwrap();
+    let altered = reference.replacen("1,85,85,", "1,85,84,", 1);
+    assert_ne!(altered, reference, "row k=1 of the published table changed");
+    let file = temp_dir("verify-mismatch").join("counts.csv");
+    std::fs::write(&file, altered).unwrap();
+    let out = retro(&["verify", "--tables", s(solved()), "--counts", s(&file)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(stdout.contains("counts: 1 MISMATCH "), "{stdout}");
+    assert!(stdout.contains("row k=1, column "), "{stdout}");
+    assert!(stdout.contains(": 84 expected, 85 found"), "{stdout}");
+}

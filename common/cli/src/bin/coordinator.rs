@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// results into final tables. Workers join with `worker --coordinator http://ADDR`; users talk
 /// to it with `retro submit|status|cancel|jobs`.
 #[derive(Parser)]
-#[command(name = "coordinator", version)]
+#[command(name = "coordinator", version, after_help = retro_coordinator::cli::EXAMPLES)]
 struct Cli {
     #[command(flatten)]
     args: CoordinatorArgs,

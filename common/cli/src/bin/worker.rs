@@ -8,7 +8,7 @@ use std::process::ExitCode;
 /// Run a retro worker: it joins a coordinator, solves the tasks it is given with the
 /// retrograde kernel, and writes result shards into the job directory they share.
 #[derive(Parser)]
-#[command(name = "worker", version)]
+#[command(name = "worker", version, after_help = retro_worker::cli::EXAMPLES)]
 struct Cli {
     #[command(flatten)]
     args: WorkerArgs,
