@@ -1,0 +1,22 @@
+//! SIMPEI (シンペイ), the 2006 GPCC problem: a two-player game on two "worlds" of holes, a
+//! 4x4 upper world and a 3x3 lower world, with placement, movement between the worlds,
+//! reversi-like clipping whose clipped pieces the mover puts back anywhere, and "exactly
+//! three in a row" wins. The rules are `../shared/spec/simpei.md`; this crate is their one
+//! implementation:
+//!
+//! * [`board`]: the 25 holes, which holes a piece moves between, the lines inside a world, the
+//!   8 symmetries;
+//! * [`position`]: a position (both colours' holes and the side to move) and its notation;
+//! * [`rules`]: rows, clipping, and every legal move with where clipped pieces are put;
+//! * [`index`]: the layers by piece count, a dense index of each, and canonical positions
+//!   under the symmetries (the published Table 1 counts them).
+
+#![warn(missing_docs)]
+
+pub mod board;
+pub mod index;
+pub mod position;
+pub mod rules;
+
+pub use board::Hole;
+pub use position::{Colour, Position, PositionError};
