@@ -79,7 +79,9 @@ pub enum Move {
 /// * moves of a side for which [`Game::leaves_stage`] is false never leave the stage;
 /// * a move either stays in the stage, leads to an earlier stage (one in the stage's
 ///   `depends_on`) or has a known result;
-/// * no position has more than [`crate::kernel::MAX_MOVES`] moves or un-moves;
+/// * moves and un-moves may be many (thousands per position are fine); a position with more
+///   than 254 distinct in-stage successors keeps its counter outside the value byte, which only
+///   whole-stage solves (not split stages) support;
 /// * un-move functions return exactly the canonical positions of the stage that have a move to
 ///   the orbit of the given one (duplicates allowed; the kernel removes them where it counts).
 pub trait Game: Sync {

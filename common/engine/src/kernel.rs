@@ -19,16 +19,16 @@
 //! (`2 * slot + side`).
 
 use crate::atomic::ByteArray;
+use crate::distinct::Distinct;
 use crate::frontier::{Frontier, SlotLists};
 use crate::game::{Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::rules::{
-    any_move, apply, count_moves, finish_section, for_each_target_of, slots_of, Section, Seeds,
-    SideRoles, Sweep,
+    any_move, apply, count_moves, finish_section, for_each_target_of, overflow_table, slots_of,
+    OverflowCounter, Section, Seeds, SideRoles, Sweep, OVERFLOW,
 };
 use crate::value::Value;
 use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
-use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -124,8 +124,6 @@ pub enum KernelError {
     },
 }
 
-/// The most moves (or un-moves) one position may have.
-pub const MAX_MOVES: usize = 64;
 /// Indices are swept in chunks of this many slots per parallel task.
 const SWEEP_CHUNK: u64 = 1 << 15;
 /// One bucket per possible value.
@@ -292,16 +290,29 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         .iter()
         .map(|[a, b]| [a.atomic_words(), b.atomic_words()])
         .collect();
-    // Every section's arrays, by section list index, so that a target costs one lookup.
-    let sections: Vec<Section> = (0..n)
-        .flat_map(|slot| {
-            Side::BOTH.map(|side| Section {
-                values: values[slot][side.index()],
-                finals: final_bits[slot][side.index()],
-                claimable: roles.claimable[side.index()],
+    // Every section's arrays, by section list index, so that a target costs one lookup. The
+    // overflow tables (counters past a byte) are only known after initialisation, which only
+    // writes them: it runs on sections without them.
+    fn sections_with<'a>(
+        values: &[[&'a [AtomicU8]; 2]],
+        final_bits: &[[&'a [AtomicU64]; 2]],
+        roles: &SideRoles,
+        overflow: &'a [Vec<OverflowCounter>],
+    ) -> Vec<Section<'a>> {
+        (0..values.len())
+            .flat_map(|slot| {
+                Side::BOTH.map(|side| Section {
+                    values: values[slot][side.index()],
+                    finals: final_bits[slot][side.index()],
+                    claimable: roles.claimable[side.index()],
+                    overflow: overflow
+                        .get(section_of(slot as u32, side))
+                        .map_or(&[], Vec::as_slice),
+                })
             })
-        })
-        .collect();
+            .collect()
+    }
+    let sections = sections_with(&values, &final_bits, &roles, &[]);
     // By reference: a pushed target reads only the fields its rule needs (a copy of the
     // whole section per target was measurable in the push loops).
     let section = |slot: usize, side: Side| &sections[2 * slot + side.index()];
@@ -313,6 +324,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     // Positions lost at once (the frontier of ply 1), and scheduled exits by ply. During
     // initialisation the tasks add to them directly (out of core they go to disk at once).
     let lost = Mutex::new(Frontier::new(lists, space));
+    let overflow_found: Vec<Mutex<Vec<(u64, u32)>>> =
+        (0..lists).map(|_| Mutex::new(Vec::new())).collect();
     let scheduled: Vec<Mutex<Frontier>> = (0..BUCKETS)
         .map(|_| Mutex::new(Frontier::new(lists, space)))
         .collect();
@@ -349,6 +362,15 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                             lost.push(section_of(s, side), keys);
                         }
                     }
+                    for side in Side::BOTH {
+                        let found = std::mem::take(&mut seeds.overflow[side.index()]);
+                        if !found.is_empty() {
+                            overflow_found[section_of(s, side)]
+                                .lock()
+                                .expect("overflow lock")
+                                .extend(found);
+                        }
+                    }
                     for ((ply, side), keys) in seeds.exits {
                         scheduled[ply as usize]
                             .lock()
@@ -383,6 +405,13 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     for side in Side::BOTH {
         open[side.index()] -= frontier.len_where(of_side(side));
     }
+
+    let overflow: Vec<Vec<OverflowCounter>> = overflow_found
+        .into_iter()
+        .map(|found| overflow_table(found.into_inner().expect("overflow lock")))
+        .collect();
+    let sections = sections_with(&values, &final_bits, &roles, &overflow);
+    let section = |slot: usize, side: Side| &sections[2 * slot + side.index()];
 
     times.init = clock.elapsed();
     let mut ply = 1u32;
@@ -427,7 +456,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let (slot, side) = slot_side(sec);
                     let slice = stage.slices[slot];
                     let mut out = SlotLists::new(lists, n);
-                    let mut scratch = ArrayVec::new();
+                    let mut scratch = Distinct::new();
                     let target = side.other();
                     for_each_target_of(
                         game,
@@ -519,8 +548,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         &clocks,
                         |s, key, i, out| {
                             // Only this task touches the position in this phase of the ply.
-                            let cell = &section(s as usize, side).values[i as usize];
-                            let counter = u32::from(cell.load(Relaxed));
+                            let target = section(s as usize, side);
+                            let cell = &target.values[i as usize];
+                            let counter = cell.load(Relaxed);
                             if counter == 0 {
                                 return false; // cannot lose
                             }
@@ -528,6 +558,14 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                             let won = count_moves(game, side, slice, key, &mut |to, k| {
                                 has_ply_value(side.other(), out, to, k)
                             });
+                            if counter == OVERFLOW {
+                                if won > 0 && target.take_overflow(i as usize, won) {
+                                    cell.store(value, Relaxed);
+                                    return true;
+                                }
+                                return false;
+                            }
+                            let counter = u32::from(counter);
                             if won >= counter {
                                 cell.store(value, Relaxed);
                                 return true;

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+mod distinct;
 mod frontier;
 pub mod game;
 pub mod kernel;

@@ -26,12 +26,12 @@
 //! once per successor orbit, so nothing decrements it after it reaches zero, and a claimed
 //! position's decrements are refused by its final bit. Positions never made final are draws.
 
+use crate::distinct::Distinct;
 use crate::game::{Game, Move, Side, SliceId, Stage};
-use crate::kernel::{FinalValues, MAX_MOVES};
+use crate::kernel::FinalValues;
 use crate::value::Value;
-use arrayvec::ArrayVec;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// The side a const generic parameter names: the hot loops are compiled once per side, so that
 /// a game's `match side` in its move generators folds away (a runtime side would leave both
@@ -80,6 +80,32 @@ impl SideRoles {
     }
 }
 
+/// The counter byte of a position with more open successors than a byte counts (at least
+/// 255): its counter is in its section's overflow table. Never a value of a position that can
+/// still be decremented (values stay below [`Value::NON_CANONICAL`], which is never sent a
+/// decrement).
+pub(crate) const OVERFLOW: u8 = 0xFF;
+
+/// The counter of a position whose successors a byte cannot count (see [`OVERFLOW`]).
+pub(crate) struct OverflowCounter {
+    /// The position's index in its slice.
+    pub(crate) index: u64,
+    /// Successor orbits not yet known to be wins for the opponent.
+    pub(crate) remaining: AtomicU32,
+}
+
+/// The overflow table of one section from the `(index, counter)` pairs its sweeps found.
+pub(crate) fn overflow_table(mut found: Vec<(u64, u32)>) -> Vec<OverflowCounter> {
+    found.sort_unstable();
+    found
+        .into_iter()
+        .map(|(index, counter)| OverflowCounter {
+            index,
+            remaining: AtomicU32::new(counter),
+        })
+        .collect()
+}
+
 /// One side's arrays of one slice, as the atomics the rules update.
 #[derive(Clone, Copy)]
 pub(crate) struct Section<'a> {
@@ -90,6 +116,8 @@ pub(crate) struct Section<'a> {
     /// Whether positions of this side can be claimed, so that a decrement must first check the
     /// final bit (a side that is never claimed skips that load).
     pub(crate) claimable: bool,
+    /// The counters of the positions whose byte is [`OVERFLOW`], by index.
+    pub(crate) overflow: &'a [OverflowCounter],
 }
 
 impl Section<'_> {
@@ -102,6 +130,20 @@ impl Section<'_> {
     #[inline]
     fn set_final(&self, i: usize) {
         self.finals[i / 64].fetch_or(1 << (i % 64), Relaxed);
+    }
+
+    /// Takes `by` off the overflow counter of position `i`; true if that leaves none.
+    #[cold]
+    pub(crate) fn take_overflow(&self, i: usize, by: u32) -> bool {
+        let at = self
+            .overflow
+            .binary_search_by_key(&(i as u64), |c| c.index)
+            .expect("a position marked OVERFLOW has an overflow counter");
+        let before = self.overflow[at]
+            .remaining
+            .fetch_update(Relaxed, Relaxed, |r| Some(r.saturating_sub(by)))
+            .expect("the update always succeeds");
+        before > 0 && before <= by
     }
 }
 
@@ -123,12 +165,25 @@ pub(crate) fn decrement(section: &Section, i: usize, value: u8) -> bool {
     if section.claimable && section.is_final(i) {
         return false;
     }
-    if cell.load(Relaxed) != 0 && cell.fetch_sub(1, Relaxed) == 1 {
-        section.set_final(i);
-        cell.store(value, Relaxed);
-        return true;
+    match cell.load(Relaxed) {
+        0 => false,
+        OVERFLOW => {
+            if section.is_final(i) || !section.take_overflow(i, 1) {
+                return false;
+            }
+            section.set_final(i);
+            cell.store(value, Relaxed);
+            true
+        }
+        _ => {
+            if cell.fetch_sub(1, Relaxed) == 1 {
+                section.set_final(i);
+                cell.store(value, Relaxed);
+                return true;
+            }
+            false
+        }
     }
-    false
 }
 
 /// Applies to position `i` of `section` what ply `ply` sends it: a claim (odd ply) or a
@@ -157,7 +212,7 @@ fn for_each_target<G: Game, const FIRST: bool, const CLAIM: bool>(
     slot_of: &[u32],
     slice: SliceId,
     key: u64,
-    scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
+    scratch: &mut Distinct<(u32, u64, u64)>,
     visit: &mut impl FnMut(u32, u64, u64),
 ) {
     let side = side_of(FIRST);
@@ -170,13 +225,9 @@ fn for_each_target<G: Game, const FIRST: bool, const CLAIM: bool>(
     }
     scratch.clear();
     game.unmoves(side, slice, key, |to, to_key, i| {
-        let p = (slot_of[to.0 as usize], to_key, i);
-        if !scratch.contains(&p) {
-            // The game's contract bounds un-moves per position by MAX_MOVES.
-            scratch.try_push(p).expect("at most MAX_MOVES un-moves");
-        }
+        scratch.insert((slot_of[to.0 as usize], to_key, i))
     });
-    for &(t, k, i) in scratch.iter() {
+    for &(t, k, i) in scratch.items() {
         visit(t, k, i);
     }
 }
@@ -192,7 +243,7 @@ pub(crate) fn for_each_target_of<G: Game>(
     side: Side,
     slice: SliceId,
     keys: &[u64],
-    scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
+    scratch: &mut Distinct<(u32, u64, u64)>,
     mut visit: impl FnMut(u32, u64, u64),
 ) {
     #[inline(always)]
@@ -201,7 +252,7 @@ pub(crate) fn for_each_target_of<G: Game>(
         slot_of: &[u32],
         slice: SliceId,
         keys: &[u64],
-        scratch: &mut ArrayVec<(u32, u64, u64), MAX_MOVES>,
+        scratch: &mut Distinct<(u32, u64, u64)>,
         visit: &mut impl FnMut(u32, u64, u64),
     ) {
         for &key in keys {
@@ -267,17 +318,14 @@ pub(crate) fn count_moves<G: Game>(
     key: u64,
     check: &mut impl FnMut(SliceId, u64) -> bool,
 ) -> u32 {
-    let mut seen: ArrayVec<(SliceId, u64), MAX_MOVES> = ArrayVec::new();
+    let mut seen: Distinct<(SliceId, u64)> = Distinct::new();
     game.moves(side, slice, key, |mv| {
         if let Move::InStage(to, to_key) = mv {
-            if !seen.contains(&(to, to_key)) {
-                // The game's contract bounds moves per position by MAX_MOVES.
-                seen.try_push((to, to_key))
-                    .expect("at most MAX_MOVES moves");
-            }
+            seen.insert((to, to_key));
         }
     });
-    seen.iter()
+    seen.items()
+        .iter()
         .filter(|&&(to, to_key)| check(to, to_key))
         .count() as u32
 }
@@ -289,7 +337,7 @@ struct Start {
     moves: bool,
     /// Successor orbits to wait for (distinct in-stage successors, plus one for the exits to
     /// opponent wins); 0 when the position cannot lose.
-    counter: u8,
+    counter: u32,
     /// The ply of the exit decrement: the largest exit to an opponent win.
     exit_win: Option<u8>,
     /// The ply of the exit claim: the smallest exit to an opponent loss.
@@ -320,8 +368,6 @@ impl Start {
 enum Problem {
     /// A move marked in-stage leads to a slice outside the stage.
     LeavesStage(SliceId),
-    /// More than [`MAX_MOVES`] distinct in-stage successors.
-    TooManyMoves,
     /// A move into an earlier stage reads the non-canonical marker.
     NonCanonicalFinal(SliceId),
     /// A known result is the non-canonical marker.
@@ -333,7 +379,6 @@ impl Problem {
     fn describe(self) -> String {
         match self {
             Problem::LeavesStage(to) => format!("a move to {to:?} leaves the stage"),
-            Problem::TooManyMoves => format!("a position has more than {MAX_MOVES} moves"),
             Problem::NonCanonicalFinal(to) => {
                 format!("a move to {to:?} reaches a non-canonical slot")
             }
@@ -351,7 +396,7 @@ fn start<G: Game, F: FinalValues, const FIRST: bool>(
     finals: &F,
     slice: SliceId,
     key: u64,
-    scratch: &mut ArrayVec<(u32, u64), MAX_MOVES>,
+    scratch: &mut Distinct<(u32, u64)>,
 ) -> Result<Start, String> {
     let side = side_of(FIRST);
     scratch.clear();
@@ -371,10 +416,8 @@ fn start<G: Game, F: FinalValues, const FIRST: bool>(
                     let to_slot = slot_of[to.0 as usize];
                     if to_slot == u32::MAX {
                         problem = Some(Problem::LeavesStage(to));
-                    } else if !scratch.contains(&(to_slot, to_key))
-                        && scratch.try_push((to_slot, to_key)).is_err()
-                    {
-                        problem = Some(Problem::TooManyMoves);
+                    } else {
+                        scratch.insert((to_slot, to_key));
                     }
                 }
                 Move::Final(to, to_key) => {
@@ -395,7 +438,7 @@ fn start<G: Game, F: FinalValues, const FIRST: bool>(
         return Err(what.describe());
     }
     if !cannot_lose {
-        s.counter = (scratch.len() + usize::from(s.exit_win.is_some())) as u8;
+        s.counter = (scratch.items().len() + usize::from(s.exit_win.is_some())) as u32;
     }
     Ok(s)
 }
@@ -410,6 +453,8 @@ pub(crate) struct Seeds {
     /// Scheduled exits by (ply, side): a claim on an odd ply, a decrement on an even one. A
     /// sweep meets few distinct plies, so a short list beats a map or a sort.
     pub(crate) exits: Vec<((u8, Side), Vec<u64>)>,
+    /// Per side, the positions whose counter does not fit the byte, as (index, counter).
+    pub(crate) overflow: [Vec<(u64, u32)>; 2],
     /// The first contract violation met.
     pub(crate) error: Option<String>,
 }
@@ -446,7 +491,7 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
     ) {
         let game = self.game;
         let roles = self.roles;
-        let mut scratch: ArrayVec<(u32, u64), MAX_MOVES> = ArrayVec::new();
+        let mut scratch: Distinct<(u32, u64)> = Distinct::new();
         game.for_each_key(slice, range, |index, key| {
             let i = index as usize;
             if !game.is_canonical(slice, key) {
@@ -476,7 +521,7 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
         key: u64,
         i: usize,
         section: Section,
-        scratch: &mut ArrayVec<(u32, u64), MAX_MOVES>,
+        scratch: &mut Distinct<(u32, u64)>,
         seeds: &mut Seeds,
     ) {
         let side = side_of(FIRST);
@@ -501,7 +546,14 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
             seeds.schedule(v, side, key);
         }
         if counted && s.counter > 0 {
-            section.values[i].store(s.counter, Relaxed);
+            if s.counter < u32::from(OVERFLOW) {
+                section.values[i].store(s.counter as u8, Relaxed);
+            } else {
+                // Too many successors for the byte: the counter lives in the section's
+                // overflow table (built from these seeds before the first ply).
+                section.values[i].store(OVERFLOW, Relaxed);
+                seeds.overflow[side.index()].push((i as u64, s.counter));
+            }
             if let Some(v) = s.exit_win {
                 seeds.schedule(v, side, key);
             }

@@ -22,14 +22,14 @@
 //! which messages arrive or are applied.
 
 use crate::atomic::ByteArray;
+use crate::distinct::Distinct;
 use crate::game::{Game, Side, Stage};
-use crate::kernel::{FinalValues, KernelError, SolvedSlice, MAX_MOVES};
+use crate::kernel::{FinalValues, KernelError, SolvedSlice};
 use crate::meter::SlotClocks;
 use crate::rules::{
-    apply, finish_section, for_each_target_of, slots_of, Section, Seeds, SideRoles, Sweep,
+    apply, finish_section, for_each_target_of, slots_of, Section, Seeds, SideRoles, Sweep, OVERFLOW,
 };
 use crate::value::Value;
-use arrayvec::ArrayVec;
 use rayon::prelude::*;
 
 /// Positions per parallel task when a step sweeps or applies.
@@ -108,6 +108,8 @@ impl SlotState {
             values: self.values[side.index()].atomics(),
             finals: self.finals[side.index()].atomic_words(),
             claimable: roles.claimable[side.index()],
+            // Split stages keep counters in the byte (checked when a slice starts).
+            overflow: &[],
         }
     }
 }
@@ -200,6 +202,16 @@ pub fn first_step<G: Game, F: FinalValues>(
             return Err(KernelError::Contract {
                 stage: stage.name.clone(),
                 what,
+            });
+        }
+        if s.overflow.iter().any(|found| !found.is_empty()) {
+            return Err(KernelError::Contract {
+                stage: stage.name.clone(),
+                what: format!(
+                    "a position has more than {} open successors, which split stages cannot \
+                     count; solve this stage whole",
+                    OVERFLOW - 1
+                ),
             });
         }
         out.canonical += s.canonical;
@@ -324,7 +336,7 @@ fn expand<G: Game>(
             clocks.time(0, || {
                 let mut out = empty();
                 let target = side.other().index();
-                let mut scratch = ArrayVec::<(u32, u64, u64), MAX_MOVES>::new();
+                let mut scratch = Distinct::new();
                 for_each_target_of(
                     game,
                     slot_of,
