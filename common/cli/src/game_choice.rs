@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use retro_musashi::{Board, Musashi};
 use retro_pipeline::{GameRules, JobGame};
+use retro_simpei::game::Simpei;
 use retro_toys::RingHop;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,6 +22,9 @@ pub enum GameName {
     Musashi31,
     /// Sixteen Musashi on BOARD33 (BOARD25 plus an 8-point triangle).
     Musashi33,
+    /// SIMPEI: 4x4 and 3x3 worlds, clipping with relocation, exactly-three rows (win, draw or
+    /// loss).
+    Simpei,
     /// Ring hop, the toy game of the worked example: win, draw or loss (cycles, draws).
     RingHop,
     /// Ring hop valued by score margin (a point per capture; captures both ways, cycles).
@@ -34,7 +38,7 @@ impl GameName {
             GameName::Musashi25 => "BOARD25",
             GameName::Musashi31 => "BOARD31",
             GameName::Musashi33 => "BOARD33",
-            GameName::RingHop | GameName::RingHopScore => return None,
+            GameName::Simpei | GameName::RingHop | GameName::RingHopScore => return None,
         };
         Some(Board::builtin(name).expect("built-in board"))
     }
@@ -54,6 +58,13 @@ pub struct TargetArgs {
     /// on larger counts).
     #[arg(long, value_name = "K")]
     pub max_browns: Option<usize>,
+    /// SIMPEI: when a row of exactly three wins (the reading of the rules; the default
+    /// reproduces the published tables, see docs/simpei.md).
+    #[arg(long, value_name = "RULE", default_value = retro_simpei::job::DEFAULT_ROWS.name())]
+    pub rows: String,
+    /// SIMPEI: the start, `official` (the prescribed first hole) or `free` (any first hole).
+    #[arg(long, value_name = "RULE", default_value = "official")]
+    pub start: String,
     /// Ring hop: cells of the ring (3 to 12).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub cells: u32,
@@ -89,6 +100,10 @@ impl TargetArgs {
             None => {
                 if self.board_file.is_some() || self.max_browns.is_some() {
                     bail!("--board-file and --max-browns are options of Sixteen Musashi");
+                }
+                if self.game == GameName::Simpei {
+                    let definition = serde_json::json!({"rows": self.rows, "start": self.start});
+                    return retro_games::open(Simpei::NAME, &definition).context("SIMPEI");
                 }
                 let value = match self.game {
                     GameName::RingHopScore => "score-margin",

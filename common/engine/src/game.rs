@@ -129,6 +129,14 @@ pub trait Game: Sync {
         true
     }
 
+    /// Whether a stage may be split into supersteps ([`crate::superstep`]): that needs
+    /// un-moves, and counters of open successors that fit the value byte (at most 254
+    /// distinct in-stage successors per position). A game with more says no, and its stages
+    /// are solved whole. Default: whether it has un-moves.
+    fn splits(&self) -> bool {
+        self.has_unmoves()
+    }
+
     /// Every move of `side` from the position `(slice, key)` with `side` to move; none means
     /// `side` has lost (or drawn, if its opponent cannot win).
     fn moves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(Move));

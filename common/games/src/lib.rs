@@ -11,6 +11,7 @@
 use anyhow::{bail, Result};
 use retro_musashi::Musashi;
 use retro_pipeline::{GameRules, JobGame, ScoreMargin, WinDrawLoss};
+use retro_simpei::game::Simpei;
 use retro_toys::{RingHop, RingValue};
 use std::sync::Arc;
 
@@ -27,6 +28,10 @@ pub const REGISTERED: &[Registration] = &[
     Registration {
         name: Musashi::NAME,
         open: |d| Ok(Arc::new(WinDrawLoss(Musashi::from_definition(d)?))),
+    },
+    Registration {
+        name: Simpei::NAME,
+        open: |d| Ok(Arc::new(WinDrawLoss(Simpei::from_definition(d)?))),
     },
     Registration {
         name: RingHop::NAME,
@@ -64,6 +69,10 @@ mod tests {
     fn every_registered_game_round_trips_its_definition() {
         let games = [
             retro_musashi::job::builtin_definition("BOARD25", Some(6)).unwrap(),
+            (
+                "simpei",
+                serde_json::json!({"rows": "turn-start", "start": "official"}),
+            ),
             (
                 "ring-hop",
                 serde_json::json!({"cells": 6, "tokens": 2, "value": "score-margin"}),

@@ -420,7 +420,7 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
     }
 
     fn splits(&self) -> bool {
-        self.0.has_unmoves()
+        self.0.splits()
     }
 
     fn first_step(
@@ -499,7 +499,7 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
     }
 
     fn splits(&self) -> bool {
-        self.0.has_unmoves()
+        self.0.splits()
     }
 
     fn state_len(&self, stage: &Stage, slice: SliceId) -> Result<u64, KernelError> {

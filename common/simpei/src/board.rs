@@ -144,6 +144,11 @@ pub struct Geometry {
     /// `(three, ends)`: the mask of the three holes, and the mask of the holes just beyond
     /// either end on the same line (a fourth piece there makes a four, not a three).
     pub threes: Vec<(u32, u32)>,
+    /// `upper_rows[m / 64] >> (m % 64) & 1`: whether the upper-world holes `m` (bits
+    /// `0..16`) hold exactly three in a row; what [`Geometry::has_three`] reads.
+    upper_rows: Vec<u64>,
+    /// The same for the lower world (bits `16..25` shifted down).
+    lower_rows: [u64; 8],
     /// The 8 symmetries of the square acting on both worlds at once, as hole permutations;
     /// element 0 is the identity.
     pub symmetries: [[u8; HOLES]; 8],
@@ -222,13 +227,50 @@ impl Geometry {
                 retro_index::BitPermutation::new(&map.iter().map(|&h| h as u32).collect::<Vec<_>>())
             })
             .collect();
+        let exactly_three = |pieces: u32| {
+            threes
+                .iter()
+                .any(|&(three, ends)| pieces & three == three && pieces & ends == 0)
+        };
+        let mut upper_rows = vec![0u64; (1 << UPPER) / 64];
+        for m in 0u32..1 << UPPER {
+            if exactly_three(m) {
+                upper_rows[m as usize / 64] |= 1 << (m % 64);
+            }
+        }
+        let mut lower_rows = [0u64; 8];
+        for m in 0u32..1 << (HOLES - UPPER) {
+            if exactly_three(m << UPPER) {
+                lower_rows[m as usize / 64] |= 1 << (m % 64);
+            }
+        }
         Geometry {
             neighbours,
             rays,
             threes,
+            upper_rows,
+            lower_rows,
             symmetries,
             permutations,
         }
+    }
+
+    /// Whether `pieces` hold exactly three in a row inside one world: three consecutive holes
+    /// of a straight line all occupied, and neither hole just beyond them on that line (a four
+    /// is not a three). Two table lookups.
+    #[inline]
+    pub fn has_three(&self, pieces: u32) -> bool {
+        let up = pieces & UPPER_MASK;
+        let low = pieces >> UPPER;
+        self.upper_rows[up as usize / 64] >> (up % 64) & 1 == 1
+            || self.lower_rows[low as usize / 64] >> (low % 64) & 1 == 1
+    }
+
+    /// Whether `pieces` hold a row of exactly three with a hole of `through` in it.
+    pub fn three_through(&self, pieces: u32, through: u32) -> bool {
+        self.threes.iter().any(|&(three, ends)| {
+            pieces & three == three && pieces & ends == 0 && three & through != 0
+        })
     }
 
     /// The image of hole mask `mask` under symmetry `g`.
@@ -262,6 +304,25 @@ fn transform(g: usize, r: usize, c: usize, last: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_row_tables_agree_with_the_list_of_threes() {
+        let g = Geometry::new();
+        let direct = |pieces: u32| {
+            g.threes
+                .iter()
+                .any(|&(three, ends)| pieces & three == three && pieces & ends == 0)
+        };
+        for up in 0u32..1 << UPPER {
+            for low in [0u32, 0b111, 0b1_0101_0001, 0b111_000_000, 0b1_1111_1111] {
+                let pieces = up | low << UPPER;
+                assert_eq!(g.has_three(pieces), direct(pieces), "{pieces:#x}");
+            }
+        }
+        for low in 0u32..1 << (HOLES - UPPER) {
+            assert_eq!(g.has_three(low << UPPER), direct(low << UPPER));
+        }
+    }
 
     #[test]
     fn moves_change_world_and_lines_stay_inside_one() {

@@ -96,7 +96,7 @@ impl Default for Index {
 }
 
 /// `mask` with the bits of `gaps` removed (higher bits shifted down).
-fn squeeze_out(mask: u32, gaps: u32) -> u64 {
+pub(crate) fn squeeze_out(mask: u32, gaps: u32) -> u64 {
     let mut m = mask as u64;
     let mut g = gaps;
     // Highest gap first, so that lower gap positions stay valid.
@@ -109,7 +109,7 @@ fn squeeze_out(mask: u32, gaps: u32) -> u64 {
 }
 
 /// Inverse of [`squeeze_out`]: opens the bits of `gaps` again.
-fn unsqueeze_in(mask: u64, gaps: u32) -> u32 {
+pub(crate) fn unsqueeze_in(mask: u64, gaps: u32) -> u32 {
     let mut m = mask;
     let mut g = gaps;
     // Lowest gap first.
@@ -121,17 +121,30 @@ fn unsqueeze_in(mask: u64, gaps: u32) -> u32 {
     m as u32
 }
 
-/// Whether `(white, black)` is the smallest of its images under the board symmetries.
+/// Whether `(white, black)` is the smallest of its images under the board symmetries. White's
+/// image decides unless it ties, so black's is computed only then.
+#[inline]
 pub fn is_canonical(geometry: &Geometry, white: u32, black: u32) -> bool {
-    (1..8).all(|g| (white, black) <= (geometry.apply(g, white), geometry.apply(g, black)))
+    (1..8).all(|g| {
+        let w = geometry.apply(g, white);
+        w > white || (w == white && geometry.apply(g, black) >= black)
+    })
 }
 
-/// The canonical image of `(white, black)`.
+/// The canonical image of `(white, black)` (black's images only where white's ties the best).
+#[inline]
 pub fn canonical(geometry: &Geometry, white: u32, black: u32) -> (u32, u32) {
-    (0..8)
-        .map(|g| (geometry.apply(g, white), geometry.apply(g, black)))
-        .min()
-        .expect("eight images")
+    let mut best = (white, black);
+    for g in 1..8 {
+        let w = geometry.apply(g, white);
+        if w <= best.0 {
+            let b = geometry.apply(g, black);
+            if (w, b) < best {
+                best = (w, b);
+            }
+        }
+    }
+    best
 }
 
 /// Positions of layer `n` up to symmetry (the published Table 1 counts them; with 8 pieces,

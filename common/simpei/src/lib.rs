@@ -14,7 +14,9 @@
 #![warn(missing_docs)]
 
 pub mod board;
+pub mod game;
 pub mod index;
+pub mod job;
 pub mod position;
 pub mod rules;
 

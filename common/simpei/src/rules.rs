@@ -62,11 +62,9 @@ impl Move {
 /// Whether `pieces` hold exactly three in a row inside one world: three consecutive holes of
 /// a straight line all occupied, and neither hole just beyond them on that line (a four is not
 /// a three).
+#[inline]
 pub fn has_three(geometry: &Geometry, pieces: u32) -> bool {
-    geometry
-        .threes
-        .iter()
-        .any(|&(three, ends)| pieces & three == three && pieces & ends == 0)
+    geometry.has_three(pieces)
 }
 
 /// The enemy pieces clipped by an own piece arriving on `at`: along every straight line of
