@@ -62,6 +62,9 @@ pub struct TargetArgs {
     /// reproduces the published tables, see docs/simpei.md).
     #[arg(long, value_name = "RULE", default_value = retro_simpei::job::DEFAULT_ROWS.name())]
     pub rows: String,
+    /// SIMPEI: what counts as exactly three in a row (see docs/simpei.md).
+    #[arg(long, value_name = "SHAPE", default_value = retro_simpei::job::DEFAULT_SHAPE.name())]
+    pub row_shape: String,
     /// SIMPEI: the start, `official` (the prescribed first hole) or `free` (any first hole).
     #[arg(long, value_name = "RULE", default_value = "official")]
     pub start: String,
@@ -102,7 +105,11 @@ impl TargetArgs {
                     bail!("--board-file and --max-browns are options of Sixteen Musashi");
                 }
                 if self.game == GameName::Simpei {
-                    let definition = serde_json::json!({"rows": self.rows, "start": self.start});
+                    let definition = serde_json::json!({
+                        "rows": self.rows,
+                        "shape": self.row_shape,
+                        "start": self.start,
+                    });
                     return retro_games::open(Simpei::NAME, &definition).context("SIMPEI");
                 }
                 let value = match self.game {

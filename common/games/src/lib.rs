@@ -71,7 +71,7 @@ mod tests {
             retro_musashi::job::builtin_definition("BOARD25", Some(6)).unwrap(),
             (
                 "simpei",
-                serde_json::json!({"rows": "turn-start", "start": "official"}),
+                serde_json::json!({"rows": "turn-start", "shape": "three-on-a-line", "start": "official"}),
             ),
             (
                 "ring-hop",

@@ -25,7 +25,7 @@ use crate::board::{holes, Geometry, Hole, HOLES, UPPER, UPPER_MASK};
 use crate::index::{canonical, is_canonical, layer_pieces, squeeze_out, unsqueeze_in, LAYERS};
 use crate::job::StartRule;
 use crate::position::{Colour, Position, PIECES};
-use crate::rules::{self, clipped, has_three};
+use crate::rules::{self, clipped};
 use retro_engine::{Game, Move, Side, SliceId, Stage, Value};
 use retro_index::{binomial, next_subset, SubsetRanker};
 use std::ops::Range;
@@ -109,6 +109,56 @@ impl RowRule {
     }
 }
 
+/// What counts as "exactly three own pieces in a row": the other reading of the rules the
+/// published tables decide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowShape {
+    /// Three own pieces on consecutive holes of a line, with no own piece on the holes just
+    /// beyond them on that line (a four is not a three).
+    OwnFourthExcluded,
+    /// Three own pieces on consecutive holes of a line with no piece of either colour just
+    /// beyond them: the line holds exactly those three pieces in a row.
+    AnyFourthExcluded,
+    /// Exactly three own pieces on one line of a world, consecutive or not.
+    ThreeOnALine,
+    /// As [`RowShape::OwnFourthExcluded`], but only a row through the piece the ply placed or
+    /// moved counts (checked after the ply, for the mover).
+    ThroughMovedPiece,
+}
+
+impl RowShape {
+    /// Every reading.
+    pub const ALL: [RowShape; 4] = [
+        RowShape::OwnFourthExcluded,
+        RowShape::AnyFourthExcluded,
+        RowShape::ThreeOnALine,
+        RowShape::ThroughMovedPiece,
+    ];
+
+    /// The name in definitions and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowShape::OwnFourthExcluded => "own-fourth-excluded",
+            RowShape::AnyFourthExcluded => "any-fourth-excluded",
+            RowShape::ThreeOnALine => "three-on-a-line",
+            RowShape::ThroughMovedPiece => "through-moved-piece",
+        }
+    }
+
+    /// The reading named `name`.
+    pub fn parse(name: &str) -> Result<RowShape, String> {
+        RowShape::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown row shape '{name}' (known: {})",
+                    RowShape::ALL.map(RowShape::name).join(", ")
+                )
+            })
+    }
+}
+
 /// How a ply ends, by the rows it leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlyEnd {
@@ -146,6 +196,7 @@ struct SliceShape {
 pub struct Simpei {
     geometry: Geometry,
     rows: RowRule,
+    shape: RowShape,
     start: StartRule,
     ranker: SubsetRanker,
     /// By slice id (`layer * 5 + upper`); `None` for impossible combinations.
@@ -178,6 +229,7 @@ impl Simpei {
         Simpei {
             geometry: Geometry::new(),
             rows,
+            shape: RowShape::OwnFourthExcluded,
             start: StartRule::Official,
             ranker: SubsetRanker::new(HOLES as u32),
             shapes,
@@ -187,6 +239,34 @@ impl Simpei {
     /// The same game starting by `start` (the official start unless told).
     pub fn starting(self, start: StartRule) -> Simpei {
         Simpei { start, ..self }
+    }
+
+    /// The same game with rows of shape `shape`.
+    pub fn shaped(self, shape: RowShape) -> Simpei {
+        Simpei { shape, ..self }
+    }
+
+    /// The row shape.
+    pub fn shape(&self) -> RowShape {
+        self.shape
+    }
+
+    /// Whether `own` holds a row (of the game's shape) beside the opponent's `other`.
+    #[inline]
+    pub fn has_row(&self, own: u32, other: u32) -> bool {
+        let g = &self.geometry;
+        match self.shape {
+            RowShape::OwnFourthExcluded => g.has_three(own),
+            RowShape::AnyFourthExcluded => {
+                g.has_three(own)
+                    && g.threes
+                        .iter()
+                        .any(|&(t, ends)| own & t == t && (own | other) & ends == 0)
+            }
+            RowShape::ThreeOnALine => g.has_three_on_a_line(own),
+            // Without the ply's piece: the opponent's rows, and rows at a turn's start.
+            RowShape::ThroughMovedPiece => g.has_three(own),
+        }
     }
 
     /// The row rule.
@@ -253,25 +333,38 @@ impl Simpei {
         layer == FULL || Simpei::colour_of(side) == Colour::placing(layer)
     }
 
-    /// Whether the side to move, holding `own`, has already won at the start of its turn.
-    pub fn wins_at_turn_start(&self, own: u32) -> bool {
-        self.rows.at_turn_start() && has_three(&self.geometry, own)
+    /// Whether the side to move, holding `own` beside `other`, has already won at the start
+    /// of its turn.
+    pub fn wins_at_turn_start(&self, own: u32, other: u32) -> bool {
+        self.rows.at_turn_start() && self.has_row(own, other)
     }
 
     /// How a ply ends that leaves the mover with `own` and the opponent with `other`, the
-    /// opponent's pieces the mover put back standing on `relocated`.
-    pub fn ply_end(&self, own: u32, other: u32, relocated: u32) -> PlyEnd {
+    /// opponent's pieces the mover put back standing on `relocated`, the piece the ply placed
+    /// or moved on `at` (empty for a pass).
+    pub fn ply_end(&self, own: u32, other: u32, relocated: u32, at: u32) -> PlyEnd {
         let g = &self.geometry;
+        if self.shape == RowShape::ThroughMovedPiece && !g.three_through(own, at) {
+            // The mover's row must run through the piece it played.
+            return match self.rows {
+                RowRule::AfterPlyEitherMoverFirst | RowRule::AfterPlyEitherOpponentFirst
+                    if self.has_row(other, own) =>
+                {
+                    PlyEnd::OpponentWins
+                }
+                _ => PlyEnd::Continues,
+            };
+        }
         match self.rows {
             RowRule::AfterPlyAnyRowForMover => {
-                if has_three(g, own) || has_three(g, other) {
+                if self.has_row(own, other) || self.has_row(other, own) {
                     PlyEnd::MoverWins
                 } else {
                     PlyEnd::Continues
                 }
             }
             RowRule::AfterPlyRelocatedRowForMover => {
-                if has_three(g, own) || (relocated != 0 && g.three_through(other, relocated)) {
+                if self.has_row(own, other) || (relocated != 0 && g.three_through(other, relocated)) {
                     PlyEnd::MoverWins
                 } else {
                     PlyEnd::Continues
@@ -279,14 +372,14 @@ impl Simpei {
             }
             RowRule::TurnStart => PlyEnd::Continues,
             RowRule::AfterPly | RowRule::AfterPlyAndTurnStart => {
-                if has_three(g, own) {
+                if self.has_row(own, other) {
                     PlyEnd::MoverWins
                 } else {
                     PlyEnd::Continues
                 }
             }
             RowRule::AfterPlyEitherMoverFirst | RowRule::AfterPlyEitherOpponentFirst => {
-                match (has_three(g, own), has_three(g, other)) {
+                match (self.has_row(own, other), self.has_row(other, own)) {
                     (false, false) => PlyEnd::Continues,
                     (true, false) => PlyEnd::MoverWins,
                     (false, true) => PlyEnd::OpponentWins,
@@ -304,13 +397,18 @@ impl Simpei {
     /// leads (a known result when it ends the game).
     pub fn plies(&self, pos: &Position, mut visit: impl FnMut(Option<rules::Move>, Move)) {
         let mover = pos.to_move;
-        if self.wins_at_turn_start(pos.of(mover)) {
+        if self.wins_at_turn_start(pos.of(mover), pos.of(mover.other())) {
             visit(None, Move::Known(Value::LOST_NOW));
             return;
         }
         let in_stage = pos.pieces() == FULL;
         rules::moves(&self.geometry, pos, |mv, next| {
-            let target = match self.ply_end(next.of(mover), next.of(mover.other()), mv.relocated) {
+            let at = match mv.action {
+                rules::Action::Place(h) | rules::Action::Step(_, h) => h.bit(),
+                rules::Action::Pass => 0,
+            };
+            let target = match self.ply_end(next.of(mover), next.of(mover.other()), mv.relocated, at)
+            {
                 PlyEnd::MoverWins => Move::Known(Value::LOST_NOW),
                 PlyEnd::OpponentWins => Move::Known(CLAIMED_WIN),
                 PlyEnd::Continues => {
@@ -326,7 +424,7 @@ impl Simpei {
         });
     }
 
-    fn shape(&self, slice: SliceId) -> &SliceShape {
+    fn slice_shape(&self, slice: SliceId) -> &SliceShape {
         self.shapes[slice.0 as usize]
             .as_ref()
             .expect("a slice of the game")
@@ -365,8 +463,9 @@ impl Simpei {
             visit(w, b);
         };
         // A pass: the mover had no step.
-        if !self.wins_at_turn_start(own)
+        if !self.wins_at_turn_start(own, other)
             && holes(own).all(|h| g.neighbours[h.0 as usize] & !occupied == 0)
+            && self.ply_end(own, other, 0, 0) == PlyEnd::Continues
         {
             emit(own, other);
         }
@@ -391,9 +490,6 @@ impl Simpei {
             }
             for from in holes(g.neighbours[to.0 as usize] & !own) {
                 let own_before = own ^ to.bit() ^ from.bit();
-                if self.wins_at_turn_start(own_before) {
-                    continue; // that position only claims its win
-                }
                 for choice in 0u32..1 << n_runs {
                     let clip = (0..n_runs)
                         .filter(|r| choice >> r & 1 == 1)
@@ -409,9 +505,10 @@ impl Simpei {
                             return;
                         }
                         let other_before = other & !relocated | clip;
+                        // A predecessor that has won at its turn start only claims.
                         if clipped(g, own, other_before, to) == clip
-                            && (relocated == 0
-                                || self.ply_end(own, other, relocated) == PlyEnd::Continues)
+                            && !self.wins_at_turn_start(own_before, other_before)
+                            && self.ply_end(own, other, relocated, to.bit()) == PlyEnd::Continues
                         {
                             emit(own_before, other_before);
                         }
@@ -477,7 +574,7 @@ impl Game for Simpei {
     }
 
     fn slice_name(&self, slice: SliceId) -> String {
-        let shape = self.shape(slice);
+        let shape = self.slice_shape(slice);
         format!("pieces{}-upper{}", shape.layer, shape.upper)
     }
 
@@ -485,7 +582,7 @@ impl Game for Simpei {
         if range.is_empty() {
             return;
         }
-        let shape = *self.shape(slice);
+        let shape = *self.slice_shape(slice);
         let lower_whites = shape.whites - shape.upper;
         let (mut white, _) = self.masks_at(&shape, range.start);
         let mut up = u64::from(white & UPPER_MASK);
@@ -521,11 +618,11 @@ impl Game for Simpei {
 
     fn index(&self, slice: SliceId, key: u64) -> u64 {
         let (white, black) = Simpei::masks(key);
-        self.index_of(self.shape(slice), white, black)
+        self.index_of(self.slice_shape(slice), white, black)
     }
 
     fn key(&self, slice: SliceId, index: u64) -> u64 {
-        let (white, black) = self.masks_at(self.shape(slice), index);
+        let (white, black) = self.masks_at(self.slice_shape(slice), index);
         Simpei::key_of(white, black)
     }
 
@@ -570,29 +667,16 @@ impl Game for Simpei {
             Colour::White => (white, black),
             Colour::Black => (black, white),
         };
-        // A ply into this position (any image: the same rows) ends the game whatever it put
-        // back: no in-stage predecessor. (Whether what it put back ends it is checked per
-        // predecessor.)
-        if self.ply_end(own, other, 0) != PlyEnd::Continues {
-            return;
-        }
-        let g = &self.geometry;
-        let mut images = [(0u32, 0u32); 8];
-        let mut n_images = 0;
-        for s in 0..8 {
-            let image = (g.apply(s, own), g.apply(s, other));
-            if !images[..n_images].contains(&image) {
-                images[n_images] = image;
-                n_images += 1;
-            }
-        }
-        for &(own, other) in &images[..n_images] {
-            self.predecessors(mover, own, other, &mut |w, b| {
-                let slice = Simpei::slice_of(w, b);
-                let shape = self.shape(slice);
-                visit(slice, Simpei::key_of(w, b), self.index_of(shape, w, b));
-            });
-        }
+        // Whether the ply into this position ended the game depends on the rows it left, and
+        // with some readings on what it put back and where it played: checked per
+        // predecessor.
+        // The predecessors of an image of this position are the images of its predecessors,
+        // so the canonical predecessors of the one position are those of its whole orbit.
+        self.predecessors(mover, own, other, &mut |w, b| {
+            let slice = Simpei::slice_of(w, b);
+            let shape = self.slice_shape(slice);
+            visit(slice, Simpei::key_of(w, b), self.index_of(shape, w, b));
+        });
     }
 }
 
@@ -667,9 +751,15 @@ mod tests {
     /// move forward.
     #[test]
     fn unmoves_invert_moves_under_every_row_rule() {
-        for rows in RowRule::ALL {
-            let game = Simpei::new(rows);
-            let positions: Vec<(u32, u32)> = sample(300)
+        let readings = RowRule::ALL
+            .into_iter()
+            .map(|rows| (rows, RowShape::OwnFourthExcluded))
+            .chain(RowShape::ALL.into_iter().flat_map(|shape| {
+                [RowRule::AfterPly, RowRule::AfterPlyEitherOpponentFirst].map(|rows| (rows, shape))
+            }));
+        for (rows, shape) in readings {
+            let game = Simpei::new(rows).shaped(shape);
+            let positions: Vec<(u32, u32)> = sample(150)
                 .into_iter()
                 .map(|(w, b)| canonical(&game.geometry, w, b))
                 .collect();

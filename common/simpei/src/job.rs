@@ -2,7 +2,7 @@
 //! file and section names, the published-style summary table and words for values.
 
 use crate::board::Hole;
-use crate::game::{RowRule, Simpei, FULL};
+use crate::game::{RowRule, RowShape, Simpei, FULL};
 use crate::index::LAYERS;
 use crate::position::{Colour, Position};
 use anyhow::{bail, Result};
@@ -61,9 +61,12 @@ pub fn counted_side(slice: SliceId) -> Side {
     }
 }
 
+/// The row shape a solve uses unless told otherwise (`docs/simpei.md`).
+pub const DEFAULT_SHAPE: RowShape = RowShape::OwnFourthExcluded;
+
 /// The definition document of a game (without building it).
-pub fn definition_of(rows: RowRule, start: StartRule) -> serde_json::Value {
-    serde_json::json!({"rows": rows.name(), "start": start.name()})
+pub fn definition_of(rows: RowRule, shape: RowShape, start: StartRule) -> serde_json::Value {
+    serde_json::json!({"rows": rows.name(), "shape": shape.name(), "start": start.name()})
 }
 
 /// `pieces,positions,win,draw,loss` for every layer with a finished slice, from the value
@@ -118,9 +121,9 @@ pub fn describe(colour: Colour, byte: u8) -> String {
 impl GameRules for Simpei {
     const NAME: &'static str = "simpei";
 
-    /// `{"rows": <row rule>, "start": "official" | "free"}`.
+    /// `{"rows": <row rule>, "shape": <row shape>, "start": "official" | "free"}`.
     fn definition(&self) -> serde_json::Value {
-        definition_of(self.rows(), self.start())
+        definition_of(self.rows(), self.shape(), self.start())
     }
 
     fn from_definition(definition: &serde_json::Value) -> Result<Simpei> {
@@ -128,26 +131,32 @@ impl GameRules for Simpei {
             bail!("SIMPEI definition has no 'rows' (the row rule)");
         };
         let rows = RowRule::parse(rows).map_err(anyhow::Error::msg)?;
+        let Some(shape) = definition["shape"].as_str() else {
+            bail!("SIMPEI definition has no 'shape' (what counts as a row of three)");
+        };
+        let shape = RowShape::parse(shape).map_err(anyhow::Error::msg)?;
         let start = match definition["start"].as_str() {
             Some("official") => StartRule::Official,
             Some("free") => StartRule::Free,
             other => bail!("SIMPEI start {other:?}: expected \"official\" or \"free\""),
         };
-        Ok(Simpei::new(rows).starting(start))
+        Ok(Simpei::new(rows).shaped(shape).starting(start))
     }
 
     fn describe(&self) -> String {
         format!(
-            "SIMPEI, rows checked {}, {} start",
+            "SIMPEI, rows {} checked {}, {} start",
+            self.shape().name(),
             self.rows().name(),
             self.start().name()
         )
     }
 
-    /// Only the row rule decides the tables: a directory solved with the other start rule is
+    /// Only the row rules decide the tables: a directory solved with the other start rule is
     /// the same solve.
     fn grows_from(&self, old: &serde_json::Value) -> bool {
         old["rows"].as_str() == Some(self.rows().name())
+            && old["shape"].as_str() == Some(self.shape().name())
     }
 
     fn section_names(&self) -> [&'static str; 2] {

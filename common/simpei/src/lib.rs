@@ -18,6 +18,7 @@ pub mod game;
 pub mod index;
 pub mod job;
 pub mod position;
+pub mod probe;
 pub mod rules;
 
 pub use board::Hole;
