@@ -10,6 +10,7 @@ mod counts;
 mod embedded;
 mod game_choice;
 mod probe;
+mod probe_simpei;
 mod progress;
 mod report;
 mod solve;
@@ -558,6 +559,23 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Probe(a) => {
             let tables = tables::Tables::open(&a.tables)?;
+            if tables.simpei().is_some() {
+                if a.file.is_some() {
+                    bail!("probe --file reads Sixteen Musashi positions only so far; give one SIMPEI position");
+                }
+                return match (a.position, a.side) {
+                    (Some(position), side) => {
+                        let text = match side {
+                            Some(side) => format!("{position} {side}"),
+                            None => position,
+                        };
+                        probe_simpei::probe_one(&tables, &text, a.json)
+                    }
+                    (None, _) => {
+                        bail!("give a SIMPEI position, e.g. \"{}\"", probe_simpei::EXAMPLE)
+                    }
+                };
+            }
             match (a.file, a.position, a.side) {
                 (Some(file), _, _) => probe::probe_file(&tables, &file),
                 (None, Some(position), side) => {

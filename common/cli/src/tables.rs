@@ -5,6 +5,7 @@ use retro_engine::{Game, Side as EngineSide, SliceId, Value};
 use retro_musashi::{Musashi, Position, Side};
 use retro_pipeline::job_dir::game_of;
 use retro_pipeline::{GameRules, JobGame};
+use retro_simpei::game::Simpei;
 use retro_store::{Manifest, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -29,6 +30,8 @@ pub struct Tables {
     /// The Sixteen Musashi game of the directory, if that is its game: what the commands with
     /// a position notation (`probe`, `verify --values`, `--recurrence`) read so far.
     musashi: Option<Musashi>,
+    /// The SIMPEI game of the directory, if that is its game.
+    simpei: Option<Simpei>,
     records: Vec<Option<SliceRecord>>,
     files: Vec<OnceLock<SliceTable>>,
 }
@@ -61,6 +64,13 @@ impl Tables {
             ),
             _ => None,
         };
+        let simpei = match manifest.game.as_str() {
+            Simpei::NAME => Some(
+                Simpei::from_definition(&manifest.definition)
+                    .with_context(|| format!("{}: manifest", dir.display()))?,
+            ),
+            _ => None,
+        };
         let mut records = vec![None; game.slice_count()];
         for r in &manifest.slices {
             let slot = records.get_mut(r.id as usize).with_context(|| {
@@ -73,6 +83,7 @@ impl Tables {
             dir: dir.to_path_buf(),
             game,
             musashi,
+            simpei,
             records,
             files,
         })
@@ -94,6 +105,26 @@ impl Tables {
                 self.game.describe()
             )
         })
+    }
+
+    /// The directory's SIMPEI game, if that is its game.
+    pub fn simpei(&self) -> Option<&Simpei> {
+        self.simpei.as_ref()
+    }
+
+    /// The stored value of a SIMPEI position (its canonical image is looked up).
+    pub fn simpei_value(&self, pos: &retro_simpei::Position) -> Result<u8> {
+        let game = self.simpei.as_ref().context("not a SIMPEI directory")?;
+        let (slice, key) = game.locate(pos.white, pos.black);
+        let v = self.stored_at(slice, game.index(slice, key), Simpei::side_of(pos.to_move))?;
+        if v == Value::NON_CANONICAL.0 {
+            bail!(
+                "{}: canonical slot of {} holds the non-canonical marker (damaged table?)",
+                self.dir.display(),
+                self.game.slice_name(slice)
+            );
+        }
+        Ok(v)
     }
 
     /// The stored byte at `index` of `slice` with `side` to move.

@@ -53,7 +53,7 @@ fn main() {
                 } else {
                     Side::Second
                 };
-                for v in s.values[side.index()].to_vec() {
+                for &v in s.values[side.index()].iter() {
                     *histogram.entry(v).or_insert(0u64) += 1;
                     match Value(v).outcome() {
                         Some(Outcome::Win { .. }) => counts[0] += 1,
@@ -122,7 +122,12 @@ fn main() {
             eprintln!("recurrence holds at {checked} positions");
         }
         lines.reverse();
-        println!("# {}:{} ({:.1?})", rows.name(), shape.name(), clock.elapsed());
+        println!(
+            "# {}:{} ({:.1?})",
+            rows.name(),
+            shape.name(),
+            clock.elapsed()
+        );
         for line in lines {
             println!("{line}");
         }

@@ -364,7 +364,8 @@ impl Simpei {
                 }
             }
             RowRule::AfterPlyRelocatedRowForMover => {
-                if self.has_row(own, other) || (relocated != 0 && g.three_through(other, relocated)) {
+                if self.has_row(own, other) || (relocated != 0 && g.three_through(other, relocated))
+                {
                     PlyEnd::MoverWins
                 } else {
                     PlyEnd::Continues
@@ -407,19 +408,19 @@ impl Simpei {
                 rules::Action::Place(h) | rules::Action::Step(_, h) => h.bit(),
                 rules::Action::Pass => 0,
             };
-            let target = match self.ply_end(next.of(mover), next.of(mover.other()), mv.relocated, at)
-            {
-                PlyEnd::MoverWins => Move::Known(Value::LOST_NOW),
-                PlyEnd::OpponentWins => Move::Known(CLAIMED_WIN),
-                PlyEnd::Continues => {
-                    let (slice, key) = self.locate(next.white, next.black);
-                    if in_stage {
-                        Move::InStage(slice, key)
-                    } else {
-                        Move::Final(slice, key)
+            let target =
+                match self.ply_end(next.of(mover), next.of(mover.other()), mv.relocated, at) {
+                    PlyEnd::MoverWins => Move::Known(Value::LOST_NOW),
+                    PlyEnd::OpponentWins => Move::Known(CLAIMED_WIN),
+                    PlyEnd::Continues => {
+                        let (slice, key) = self.locate(next.white, next.black);
+                        if in_stage {
+                            Move::InStage(slice, key)
+                        } else {
+                            Move::Final(slice, key)
+                        }
                     }
-                }
-            };
+                };
             visit(Some(mv), target);
         });
     }
@@ -693,7 +694,7 @@ mod tests {
                 let len = game.slice_len(slice);
                 // Whole small slices; a few windows of the large ones.
                 let windows: Vec<Range<u64>> = if len < 200_000 {
-                    vec![0..len]
+                    std::iter::once(0..len).collect()
                 } else {
                     vec![0..1000, len / 3..len / 3 + 5000, len - 777..len]
                 };
@@ -717,6 +718,45 @@ mod tests {
             .map(|s| game.slice_len(SliceId(s)))
             .sum();
         assert_eq!(total, 12_650 * 5_985);
+    }
+
+    /// The chosen reading: the mover wins with a row of exactly three through the piece it
+    /// played; a four, a row across the worlds, or a row elsewhere does not win.
+    #[test]
+    fn a_ply_wins_with_exactly_three_through_the_piece_it_played() {
+        let game = Simpei::new(RowRule::AfterPly).shaped(RowShape::ThroughMovedPiece);
+        let wins = |text: &str, hole: &str| {
+            let pos = Position::parse(text).unwrap();
+            let mut result = None;
+            game.plies(&pos, |mv, target| {
+                if let Some(rules::Action::Place(h)) = mv.map(|m| m.action) {
+                    if h == Hole::parse(hole).unwrap() {
+                        result = Some(target == Move::Known(Value::LOST_NOW));
+                    }
+                }
+            });
+            result.expect("the placement is legal")
+        };
+        // Three in a row in the upper world, through the placed piece: a win.
+        assert!(wins("ww..,....,....,..../bb.,...,... white", "u20"));
+        // Three in the lower world, diagonally.
+        assert!(wins("b...,....,....,..../w..,.w.,b.. white", "l22"));
+        // Four in a row is not a win.
+        assert!(!wins("ww.w,....,....,..../bb.,...,b.. white", "u20"));
+        // Three across the two worlds is not a row.
+        assert!(!wins("ww..,....,....,..../b..,b..,... white", "l20"));
+        // A row elsewhere, not through the placed piece, does not win under this reading (it
+        // would if every row after the ply counted).
+        assert!(!wins("www.,....,....,..../bbb,...,... white", "u33"));
+        let every_row = Simpei::new(RowRule::AfterPly).shaped(RowShape::OwnFourthExcluded);
+        let pos = Position::parse("www.,....,....,..../bbb,...,... white").unwrap();
+        let mut wins_far_away = false;
+        every_row.plies(&pos, |mv, target| {
+            if mv.map(|m| m.action) == Some(rules::Action::Place(Hole::parse("u33").unwrap())) {
+                wins_far_away = target == Move::Known(Value::LOST_NOW);
+            }
+        });
+        assert!(wins_far_away);
     }
 
     /// Positions of the 8-piece layer from a fixed pseudo-random sequence.

@@ -12,7 +12,7 @@ use retro_store::Manifest;
 
 /// The row rule a solve uses unless told otherwise: the reading that reproduces the published
 /// tables (`docs/simpei.md`).
-pub const DEFAULT_ROWS: RowRule = RowRule::TurnStart;
+pub const DEFAULT_ROWS: RowRule = RowRule::AfterPly;
 
 /// How the game starts: the official rule prescribes the first hole; the free rule does not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub fn counted_side(slice: SliceId) -> Side {
 }
 
 /// The row shape a solve uses unless told otherwise (`docs/simpei.md`).
-pub const DEFAULT_SHAPE: RowShape = RowShape::OwnFourthExcluded;
+pub const DEFAULT_SHAPE: RowShape = RowShape::ThroughMovedPiece;
 
 /// The definition document of a game (without building it).
 pub fn definition_of(rows: RowRule, shape: RowShape, start: StartRule) -> serde_json::Value {

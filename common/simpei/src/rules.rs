@@ -238,6 +238,55 @@ mod tests {
         );
     }
 
+    /// From every hole, in every direction of its world that has room: a run of one enemy piece
+    /// and a run of two, each closed by an own piece, are clipped; two lines at once clip both.
+    #[test]
+    fn clipping_in_every_direction_of_both_worlds() {
+        let g = Geometry::new();
+        let mut directions_seen = [[false; 8]; 2];
+        for h in Hole::all() {
+            let mut lines = Vec::new();
+            for (d, ray) in g.rays[h.0 as usize].iter().enumerate() {
+                for run in 1..ray.len() {
+                    let enemy = ray[..run].iter().fold(0, |m, x| m | x.bit());
+                    let own = ray[run].bit();
+                    assert_eq!(clipped(&g, own | h.bit(), enemy, h), enemy, "{h:?} dir {d}");
+                    // The run must be closed by an own piece: an empty hole or the edge breaks it.
+                    assert_eq!(clipped(&g, h.bit(), enemy, h), 0);
+                    directions_seen[(h.world() == crate::board::World::Lower) as usize][d] = true;
+                    if run == 1 {
+                        lines.push((own, enemy));
+                    }
+                }
+            }
+            if let [(own_a, enemy_a), (own_b, enemy_b), ..] = lines[..] {
+                assert_eq!(
+                    clipped(&g, own_a | own_b | h.bit(), enemy_a | enemy_b, h),
+                    enemy_a | enemy_b
+                );
+            }
+        }
+        assert_eq!(directions_seen, [[true; 8]; 2]);
+    }
+
+    #[test]
+    fn clipped_pieces_go_back_into_either_world() {
+        let g = Geometry::new();
+        // White places l20 next to black l10 with white l00 beyond: black's piece may go to
+        // any empty hole of either world but l10.
+        let p = pos("w...,....,....,...b/wb.,...,... white");
+        let mut targets = 0u32;
+        moves(&g, &p, |mv, _| {
+            if mv.action == Action::Place(hole("l20")) {
+                assert_eq!(mv.clipped, hole("l10").bit());
+                targets |= mv.relocated;
+            }
+        });
+        let empty = crate::board::ALL & !(p.white | p.black | hole("l20").bit());
+        assert_eq!(targets, empty & !hole("l10").bit());
+        assert!(targets & crate::board::UPPER_MASK != 0 && targets >> crate::board::UPPER != 0);
+    }
+
     #[test]
     fn a_clipping_ply_puts_the_pieces_back_anywhere_but_where_they_stood() {
         let g = Geometry::new();
