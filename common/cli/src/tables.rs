@@ -117,6 +117,12 @@ impl Tables {
         let game = self.simpei.as_ref().context("not a SIMPEI directory")?;
         let (slice, key) = game.locate(pos.white, pos.black);
         let v = self.stored_at(slice, game.index(slice, key), Simpei::side_of(pos.to_move))?;
+        self.canonical_value(slice, v)
+    }
+
+    /// `v`, read from the canonical slot of a position in `slice`, unless it is the
+    /// non-canonical marker: then the table is damaged, and the error says so.
+    fn canonical_value(&self, slice: SliceId, v: u8) -> Result<u8> {
         if v == Value::NON_CANONICAL.0 {
             bail!(
                 "{}: canonical slot of {} holds the non-canonical marker (damaged table?)",
@@ -167,13 +173,6 @@ impl Tables {
         }
         let (slice, key, _) = game.locate(pos.black, pos.browns);
         let v = self.stored(slice, key, pos.side)?;
-        if v == Value::NON_CANONICAL.0 {
-            bail!(
-                "{}: canonical slot of {} holds the non-canonical marker (damaged table?)",
-                self.dir.display(),
-                self.game.slice_name(slice)
-            );
-        }
-        Ok(v)
+        self.canonical_value(slice, v)
     }
 }

@@ -189,7 +189,8 @@ impl Geometry {
                 ray
             })
         });
-        let mut threes = Vec::new();
+        // Every maximal straight line of at least three holes inside a world, in order.
+        let mut lines: Vec<Vec<Hole>> = Vec::new();
         for world in [World::Upper, World::Lower] {
             let n = world.size() as isize;
             let inside = |y: isize, x: isize| (0..n).contains(&y) && (0..n).contains(&x);
@@ -197,25 +198,37 @@ impl Geometry {
             for &(dr, dc) in &DIRECTIONS[..4] {
                 for y in 0..n {
                     for x in 0..n {
-                        let cells: Vec<(isize, isize)> =
-                            (0..3).map(|i| (y + i * dr, x + i * dc)).collect();
-                        if !cells.iter().all(|&(y, x)| inside(y, x)) {
-                            continue;
+                        if inside(y - dr, x - dc) {
+                            continue; // not the start of the line
                         }
-                        let mask = cells.iter().fold(0u32, |m, &(y, x)| {
-                            m | Hole::at(world, y as usize, x as usize).bit()
-                        });
-                        let ends = [(y - dr, x - dc), (y + 3 * dr, x + 3 * dc)]
-                            .into_iter()
-                            .filter(|&(y, x)| inside(y, x))
-                            .fold(0u32, |m, (y, x)| {
-                                m | Hole::at(world, y as usize, x as usize).bit()
-                            });
-                        threes.push((mask, ends));
+                        let (mut cy, mut cx, mut line) = (y, x, Vec::new());
+                        while inside(cy, cx) {
+                            line.push(Hole::at(world, cy as usize, cx as usize));
+                            cy += dr;
+                            cx += dc;
+                        }
+                        if line.len() >= 3 {
+                            lines.push(line);
+                        }
                     }
                 }
             }
         }
+        let mask_of = |holes: &mut dyn Iterator<Item = &Hole>| holes.fold(0u32, |m, h| m | h.bit());
+        // Every run of three consecutive holes of a line, with the holes just beyond it.
+        let threes: Vec<(u32, u32)> = lines
+            .iter()
+            .flat_map(|line| {
+                (0..=line.len() - 3).map(move |i| {
+                    let beyond = [i.checked_sub(1), Some(i + 3).filter(|&j| j < line.len())];
+                    (
+                        mask_of(&mut line[i..i + 3].iter()),
+                        mask_of(&mut beyond.into_iter().flatten().map(|j| &line[j])),
+                    )
+                })
+            })
+            .collect();
+        let lines: Vec<u32> = lines.iter().map(|l| mask_of(&mut l.iter())).collect();
         let symmetries = std::array::from_fn(|g| {
             std::array::from_fn(|h| {
                 let hole = Hole(h as u8);
@@ -235,31 +248,6 @@ impl Geometry {
                 .iter()
                 .any(|&(three, ends)| pieces & three == three && pieces & ends == 0)
         };
-        // Every maximal straight line of at least three holes inside a world.
-        let mut lines = Vec::new();
-        for world in [World::Upper, World::Lower] {
-            let n = world.size() as isize;
-            let inside = |y: isize, x: isize| (0..n).contains(&y) && (0..n).contains(&x);
-            for &(dr, dc) in &DIRECTIONS[..4] {
-                for y in 0..n {
-                    for x in 0..n {
-                        if inside(y - dr, x - dc) {
-                            continue; // not the start of the line
-                        }
-                        let (mut cy, mut cx, mut line, mut len) = (y, x, 0u32, 0);
-                        while inside(cy, cx) {
-                            line |= Hole::at(world, cy as usize, cx as usize).bit();
-                            len += 1;
-                            cy += dr;
-                            cx += dc;
-                        }
-                        if len >= 3 {
-                            lines.push(line);
-                        }
-                    }
-                }
-            }
-        }
         let three_on_a_line =
             |pieces: u32| lines.iter().any(|&line| (pieces & line).count_ones() == 3);
         let tables = |has: &dyn Fn(u32) -> bool| {
