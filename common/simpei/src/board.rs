@@ -302,9 +302,11 @@ impl Geometry {
 
     /// Whether `pieces` hold a row of exactly three with a hole of `through` in it.
     pub fn three_through(&self, pieces: u32, through: u32) -> bool {
-        self.threes.iter().any(|&(three, ends)| {
-            pieces & three == three && pieces & ends == 0 && three & through != 0
-        })
+        // Most piece sets have no row at all: one lookup answers them.
+        self.has_three(pieces)
+            && self.threes.iter().any(|&(three, ends)| {
+                pieces & three == three && pieces & ends == 0 && three & through != 0
+            })
     }
 
     /// The image of hole mask `mask` under symmetry `g`.

@@ -22,7 +22,10 @@
 //! recognises at once is a [`Move::Known`] result.
 
 use crate::board::{holes, Geometry, Hole, HOLES, UPPER, UPPER_MASK};
-use crate::index::{canonical, is_canonical, layer_pieces, squeeze_out, unsqueeze_in, LAYERS};
+use crate::index::{
+    canonical, canonical_given_black, canonical_given_white, is_canonical, layer_pieces,
+    squeeze_out, unsqueeze_in, Images, LAYERS,
+};
 use crate::job::StartRule;
 use crate::position::{Colour, Position, PIECES};
 use crate::rules::{self, clipped};
@@ -403,6 +406,10 @@ impl Simpei {
             return;
         }
         let in_stage = pos.pieces() == FULL;
+        let g = &self.geometry;
+        // The mover's holes after an action are the same for every way of putting back what
+        // it clipped: their images are computed once per action.
+        let mut own_images = Images::of(g, pos.of(mover));
         rules::moves(&self.geometry, pos, |mv, next| {
             let at = match mv.action {
                 rules::Action::Place(h) | rules::Action::Step(_, h) => h.bit(),
@@ -413,7 +420,15 @@ impl Simpei {
                     PlyEnd::MoverWins => Move::Known(Value::LOST_NOW),
                     PlyEnd::OpponentWins => Move::Known(CLAIMED_WIN),
                     PlyEnd::Continues => {
-                        let (slice, key) = self.locate(next.white, next.black);
+                        let own = next.of(mover);
+                        if own_images.mask != own {
+                            own_images = Images::of(g, own);
+                        }
+                        let (w, b) = match mover {
+                            Colour::White => canonical_given_white(g, &own_images, next.black),
+                            Colour::Black => canonical_given_black(g, next.white, &own_images),
+                        };
+                        let (slice, key) = (Simpei::slice_of(w, b), Simpei::key_of(w, b));
                         if in_stage {
                             Move::InStage(slice, key)
                         } else {

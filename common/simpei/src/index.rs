@@ -147,6 +147,52 @@ pub fn canonical(geometry: &Geometry, white: u32, black: u32) -> (u32, u32) {
     best
 }
 
+/// The images of one colour's holes under the 8 symmetries: canonicalising the many positions
+/// a clipping ply leads to (the mover's pieces fixed, the opponent's relocated) computes them
+/// once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Images {
+    /// The mask the images are of.
+    pub mask: u32,
+    images: [u32; 8],
+}
+
+impl Images {
+    /// The images of `mask`.
+    pub fn of(geometry: &Geometry, mask: u32) -> Images {
+        Images {
+            mask,
+            images: std::array::from_fn(|g| geometry.apply(g, mask)),
+        }
+    }
+}
+
+/// [`canonical`] of `(white, black)` with white's images given.
+#[inline]
+pub fn canonical_given_white(geometry: &Geometry, white: &Images, black: u32) -> (u32, u32) {
+    let least = *white.images.iter().min().expect("eight images");
+    let mut best = (least, u32::MAX);
+    for (g, &w) in white.images.iter().enumerate() {
+        if w == least {
+            best.1 = best.1.min(geometry.apply(g, black));
+        }
+    }
+    best
+}
+
+/// [`canonical`] of `(white, black)` with black's images given.
+#[inline]
+pub fn canonical_given_black(geometry: &Geometry, white: u32, black: &Images) -> (u32, u32) {
+    let mut best = (white, black.images[0]);
+    for g in 1..8 {
+        let w = geometry.apply(g, white);
+        if w <= best.0 && (w, black.images[g]) < best {
+            best = (w, black.images[g]);
+        }
+    }
+    best
+}
+
 /// Positions of layer `n` up to symmetry (the published Table 1 counts them; with 8 pieces,
 /// positions with white to move).
 pub fn count_canonical(geometry: &Geometry, index: &Index, n: u32) -> u64 {
@@ -178,6 +224,21 @@ mod tests {
             assert_eq!(seen, index.len(n));
         }
         assert_eq!(index.len(8), 12_650 * 5_985);
+    }
+
+    #[test]
+    fn canonical_with_given_images_is_canonical() {
+        let g = Geometry::new();
+        let index = Index::new();
+        index.for_each(4, |i, white, black| {
+            if i % 7 == 0 {
+                let want = canonical(&g, white, black);
+                let w = Images::of(&g, white);
+                let b = Images::of(&g, black);
+                assert_eq!(canonical_given_white(&g, &w, black), want);
+                assert_eq!(canonical_given_black(&g, white, &b), want);
+            }
+        });
     }
 
     #[test]
