@@ -162,10 +162,18 @@ fn tell_how_to_resume_on_interrupt(dir: &std::path::Path, in_process: bool) {
 /// both sides to move), and the start position's value.
 fn print_summary(summary: &solve::SolveSummary, out: &std::path::Path) -> Result<()> {
     let manifest = tables::load_manifest(out)?;
+    let game = tables::Tables::open(out)?;
+    let game = game.game();
     let positions: u64 = manifest
         .slices
         .iter()
-        .flat_map(|r| r.histograms.iter())
+        .flat_map(|r| {
+            r.histograms
+                .iter()
+                .zip(retro_engine::Side::BOTH)
+                .filter(|(_, side)| game.is_position(retro_engine::SliceId(r.id), *side))
+                .map(|(h, _)| h)
+        })
         .flat_map(|h| h.values())
         .sum();
     let peak = retro_engine::meter::peak_resident_bytes().unwrap_or(0) >> 20;

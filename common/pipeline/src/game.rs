@@ -68,6 +68,14 @@ pub trait GameRules: Game + Send + Sync + Sized + 'static {
         ["first to move", "second to move"]
     }
 
+    /// Whether the slots of `slice` with `side` to move hold positions of the game. SIMPEI's
+    /// placement layers have one side to move only: the other section is stored but never
+    /// counted. Default: every section.
+    fn is_position(&self, slice: SliceId, side: Side) -> bool {
+        let _ = (slice, side);
+        true
+    }
+
     /// The game's own summary table (`retro counts`) from the value histograms of a manifest,
     /// or `None` for the solver's generic table (see [`JobGame::count_table`]).
     fn count_table(&self, manifest: &Manifest) -> Option<Result<String>> {
@@ -193,6 +201,8 @@ pub trait JobGame: Send + Sync {
     fn table_file_name(&self, slice: SliceId) -> String;
     /// The names of a table's two sections.
     fn section_names(&self) -> [&'static str; 2];
+    /// Whether the slots of `slice` with `side` to move hold positions of the game.
+    fn is_position(&self, slice: SliceId, side: Side) -> bool;
     /// Which sections of the tables of earlier stages a stage reads: those of the side moved
     /// to by moves that leave a stage. (Sixteen Musashi reads only brown-to-move values.)
     fn reads_sections(&self) -> [bool; 2];
@@ -362,6 +372,9 @@ macro_rules! described_by_rules {
         }
         fn section_names(&self) -> [&'static str; 2] {
             self.0.section_names()
+        }
+        fn is_position(&self, slice: SliceId, side: Side) -> bool {
+            self.0.is_position(slice, side)
         }
         fn reads_sections(&self) -> [bool; 2] {
             sections_read(&self.0)

@@ -163,6 +163,11 @@ impl GameRules for Simpei {
         ["white to move", "black to move"]
     }
 
+    /// Before the 8th piece only the placing side can be to move.
+    fn is_position(&self, slice: SliceId, side: Side) -> bool {
+        Simpei::is_turn(slice, side)
+    }
+
     fn count_table(&self, manifest: &Manifest) -> Option<Result<String>> {
         Some(Ok(count_table(manifest)))
     }
