@@ -95,15 +95,7 @@ impl RowRule {
 
     /// The reading named `name`.
     pub fn parse(name: &str) -> Result<RowRule, String> {
-        RowRule::ALL
-            .into_iter()
-            .find(|r| r.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown row rule '{name}' (known: {})",
-                    RowRule::ALL.map(RowRule::name).join(", ")
-                )
-            })
+        parse_named("row rule", &RowRule::ALL, RowRule::name, name)
     }
 
     /// Whether a side with exactly three at the start of its turn has won.
@@ -150,16 +142,24 @@ impl RowShape {
 
     /// The reading named `name`.
     pub fn parse(name: &str) -> Result<RowShape, String> {
-        RowShape::ALL
-            .into_iter()
-            .find(|r| r.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown row shape '{name}' (known: {})",
-                    RowShape::ALL.map(RowShape::name).join(", ")
-                )
-            })
+        parse_named("row shape", &RowShape::ALL, RowShape::name, name)
     }
+}
+
+/// The reading among `all` called `name`, or an error naming the known ones.
+fn parse_named<T: Copy>(
+    what: &str,
+    all: &[T],
+    name_of: fn(T) -> &'static str,
+    name: &str,
+) -> Result<T, String> {
+    all.iter()
+        .copied()
+        .find(|&r| name_of(r) == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = all.iter().map(|&r| name_of(r)).collect();
+            format!("unknown {what} '{name}' (known: {})", known.join(", "))
+        })
 }
 
 /// How a ply ends, by the rows it leaves.
