@@ -4,7 +4,6 @@ mod support;
 
 use retro_musashi::rules::moves;
 use retro_musashi::{Board, Position, Side};
-use retro_store::{SliceTable, TableWriter};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use support::*;
@@ -129,19 +128,10 @@ fn recurrence_holds_and_a_corrupted_value_is_caught() {
     retro_ok(&["solve", "--max-browns", "4", "--out", s(&dir), "--quiet"]);
     let ok = retro_ok(&["verify", "--out", s(&dir), "--recurrence", "20000"]);
     assert!(ok.contains("recurrence: OK"), "{ok}");
-    let file = dir.join("browns04-black00.tbl");
-    let table = SliceTable::open(&file).unwrap();
-    let mut brown = table.read_section(0).unwrap();
-    let black = table.read_section(1).unwrap();
-    let victim = brown.iter().position(|&v| v >= 2 && v != 0xff).unwrap();
-    brown[victim] += 2;
-    let bytes = TableWriter::encode(
-        table.label(),
-        &[("brown to move", &brown), ("black to move", &black)],
-        3,
+    corrupt_one_value(
+        &dir.join("browns04-black00.tbl"),
+        ["brown to move", "black to move"],
     );
-    drop(table);
-    std::fs::write(&file, bytes).unwrap();
     let out = retro(&["verify", "--out", s(&dir), "--recurrence", "20000"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "corruption not detected: {stdout}");

@@ -261,19 +261,10 @@ fn verify_recurrence_catches_a_corrupted_value() {
     // check can notice.
     let dir = temp_dir("simpei-corrupt").join("out");
     copy_dir(solved(), &dir);
-    let file = dir.join("pieces2-upper0.tbl");
-    let table = SliceTable::open(&file).unwrap();
-    let mut white = table.read_section(0).unwrap();
-    let black = table.read_section(1).unwrap();
-    let victim = white.iter().position(|&v| v >= 2 && v != 0xff).unwrap();
-    white[victim] += 2;
-    let bytes = retro_store::TableWriter::encode(
-        table.label(),
-        &[("white to move", &white), ("black to move", &black)],
-        3,
+    corrupt_one_value(
+        &dir.join("pieces2-upper0.tbl"),
+        ["white to move", "black to move"],
     );
-    drop(table);
-    std::fs::write(&file, bytes).unwrap();
     let out = retro(&["verify", "--tables", s(&dir), "--recurrence", "20000"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "corruption not detected: {stdout}");

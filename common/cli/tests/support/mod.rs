@@ -158,3 +158,21 @@ pub fn peak_rss_mib(stdout: &str) -> u64 {
         .expect("summary reports peak RSS");
     tail.split_whitespace().next().unwrap().parse().unwrap()
 }
+
+/// Rewrites the table `file` with one value of its first section moved two plies further
+/// (same outcome, wrong distance) and valid checksums, so that only the recurrence check can
+/// notice. `sections` names the table's two sections.
+pub fn corrupt_one_value(file: &Path, sections: [&str; 2]) {
+    let table = retro_store::SliceTable::open(file).unwrap();
+    let mut first = table.read_section(0).unwrap();
+    let second = table.read_section(1).unwrap();
+    let victim = first.iter().position(|&v| v >= 2 && v != 0xff).unwrap();
+    first[victim] += 2;
+    let bytes = retro_store::TableWriter::encode(
+        table.label(),
+        &[(sections[0], &first), (sections[1], &second)],
+        3,
+    );
+    drop(table);
+    std::fs::write(file, bytes).unwrap();
+}
