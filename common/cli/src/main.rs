@@ -4,6 +4,7 @@
 
 #[macro_use]
 mod output;
+mod analysis;
 mod bench;
 mod client;
 mod counts;
@@ -87,6 +88,19 @@ enum Command {
         /// The solved directory to read (`--out` is accepted too).
         #[arg(long = "tables", alias = "out", value_name = "DIR")]
         tables: PathBuf,
+    },
+    /// Print the analysis a game's paper reports, from its solved tables, as Markdown
+    /// (SIMPEI: start positions and proof trees, most moves, longest wins, zugzwang, simple
+    /// cycles, one-move problems).
+    #[command(after_help = "Example: retro report --tables out/simpei > analysis.md")]
+    Report {
+        /// The solved directory to read (`--out` is accepted too).
+        #[arg(long = "tables", alias = "out", value_name = "DIR")]
+        tables: PathBuf,
+        /// Also size proof trees whose lines may run this many plies past the winning
+        /// distance (in steps of 2).
+        #[arg(long, default_value_t = 2, value_name = "PLIES")]
+        slack: u32,
     },
     /// Look up positions: value, moves and principal variation, or a whole file of positions.
     #[command(
@@ -565,12 +579,13 @@ fn run(cli: Cli) -> Result<()> {
             out!("{}", counts::count_table_from_tables(&tables)?);
             Ok(())
         }
+        Command::Report { tables, slack } => {
+            let tables = tables::Tables::open(&tables)?;
+            analysis::report(&tables, slack)
+        }
         Command::Probe(a) => {
             let tables = tables::Tables::open(&a.tables)?;
-            if tables.simpei().is_some() {
-                if a.file.is_some() {
-                    bail!("probe --file reads Sixteen Musashi positions only so far; give one SIMPEI position");
-                }
+            if tables.simpei().is_some() && a.file.is_none() {
                 return match (a.position, a.side) {
                     (Some(position), side) => {
                         let text = match side {

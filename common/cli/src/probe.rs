@@ -192,6 +192,9 @@ pub fn probe_one(tables: &Tables, rows: &str, side: &str, json: bool) -> Result<
     Ok(())
 }
 
+/// The value of a position given as its two words, `<position> <side>`.
+type LookUp<'a> = dyn Fn(&str, &str) -> Result<u8> + 'a;
+
 /// Reads lines `<position> <side> [anything]` from `path` (`-`: standard input) and prints
 /// `<position> <side> <value>` for each. Blank lines and `#` comments are skipped; a bad line
 /// is reported on stderr with its number and the batch goes on; the command fails at the end
@@ -209,7 +212,19 @@ pub fn probe_file(tables: &Tables, path: &Path) -> Result<()> {
     } else {
         path.display().to_string()
     };
-    let board = tables.musashi()?.board();
+    // The value of `<position> <side>` in the directory's game.
+    let value_of: Box<LookUp> = if tables.simpei().is_some() {
+        Box::new(|rows, side| {
+            let pos = retro_simpei::Position::parse(&format!("{rows} {side}"))?;
+            tables.simpei_value(&pos)
+        })
+    } else {
+        let board = tables.musashi()?.board();
+        Box::new(move |rows, side| {
+            let pos = Side::parse(side).and_then(|side| Position::parse(board, rows, side))?;
+            tables.value(&pos)
+        })
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut bad = 0usize;
@@ -224,8 +239,7 @@ pub fn probe_file(tables: &Tables, path: &Path) -> Result<()> {
             let (Some(rows), Some(side)) = (parts.next(), parts.next()) else {
                 bail!("expected '<position> <side>'");
             };
-            let pos = Side::parse(side).and_then(|side| Position::parse(board, rows, side))?;
-            Ok(format!("{rows} {side} {}", tables.value(&pos)?))
+            Ok(format!("{rows} {side} {}", value_of(rows, side)?))
         })();
         match looked_up {
             Ok(result) => writeln!(out, "{result}")?,

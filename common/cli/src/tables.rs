@@ -120,6 +120,24 @@ impl Tables {
         self.canonical_value(slice, v)
     }
 
+    /// Every value of a SIMPEI directory in memory (for `retro report`): both sections of
+    /// every slice, read and checked once.
+    pub fn simpei_solved(&self) -> Result<retro_simpei::analysis::Solved<'_>> {
+        let game = self.simpei.as_ref().context("not a SIMPEI directory")?;
+        let mut values = Vec::with_capacity(self.game.slice_count());
+        for id in 0..self.game.slice_count() {
+            let slice = SliceId(id as u32);
+            if self.game.slice_len(slice) == 0 {
+                values.push([Vec::new(), Vec::new()]);
+                continue;
+            }
+            let table = self.table(slice)?;
+            values.push([table.read_section(0)?, table.read_section(1)?]);
+        }
+        retro_simpei::analysis::Solved::new(game, values)
+            .with_context(|| format!("{}", self.dir.display()))
+    }
+
     /// `v`, read from the canonical slot of a position in `slice`, unless it is the
     /// non-canonical marker: then the table is damaged, and the error says so.
     fn canonical_value(&self, slice: SliceId, v: u8) -> Result<u8> {

@@ -271,3 +271,325 @@ fn verify_recurrence_catches_a_corrupted_value() {
     assert!(stdout.contains("MISMATCH"), "{stdout}");
     assert!(stdout.contains("white to move: stored"), "{stdout}");
 }
+
+/// The rows of the Markdown table under the `### title` heading of a report: its cells.
+fn report_table<'a>(report: &'a str, title: &str) -> Vec<Vec<&'a str>> {
+    let start = report
+        .find(&format!("### {title}"))
+        .unwrap_or_else(|| panic!("section {title}: {report}"));
+    report[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect()
+}
+
+/// A position in a report cell: the backquoted notation (with `white` to move if the cell
+/// gives only the board).
+fn cell_position(cell: &str) -> Position {
+    let text = cell.split('`').nth(1).unwrap_or(cell);
+    let text = if text.contains(' ') {
+        text.to_string()
+    } else {
+        format!("{text} white")
+    };
+    Position::parse(&text).unwrap_or_else(|e| panic!("{cell}: {e}"))
+}
+
+/// Every move of `pos` as (the rules' move, the position after it if play goes on, the value
+/// there for its side to move), from the rules and the table files.
+fn moves_with_values(tables: &mut Tables, pos: &Position) -> Vec<(String, Option<Position>, u8)> {
+    let game =
+        Simpei::new(retro_simpei::job::DEFAULT_ROWS).shaped(retro_simpei::job::DEFAULT_SHAPE);
+    let mut plies = Vec::new();
+    game.plies(pos, |mv, target| plies.push((mv, target)));
+    let mut out = Vec::new();
+    for (mv, target) in plies {
+        let mv = mv.expect("no claims under the default rules");
+        match target {
+            Move::Known(v) => out.push((mv.notation(), None, v.0)),
+            _ => {
+                let mut next = None;
+                moves(game.geometry(), pos, |m, n| {
+                    if m == mv {
+                        next = Some(n);
+                    }
+                });
+                let next = next.unwrap();
+                out.push((mv.notation(), Some(next), tables.value(&next)));
+            }
+        }
+    }
+    out
+}
+
+fn is_loss(v: u8) -> bool {
+    matches!(Value(v).outcome(), Some(Outcome::Loss { .. }))
+}
+
+fn is_win(v: u8) -> bool {
+    matches!(Value(v).outcome(), Some(Outcome::Win { .. }))
+}
+
+/// The smallest proof tree of `pos` within `budget` plies by plain search (no memory): at
+/// the winner's nodes every winning move is tried, at the loser's nodes every reply up to
+/// symmetry is proved.
+fn naive_proof_tree(tables: &mut Tables, pos: &Position, budget: u32) -> Option<u64> {
+    let plies = match Value(tables.value(pos)).outcome()? {
+        Outcome::Win { plies } | Outcome::Loss { plies } => plies,
+        Outcome::Draw => return None,
+    };
+    if plies > budget {
+        return None;
+    }
+    let replies = moves_with_values(tables, pos);
+    if is_win(tables.value(pos)) {
+        replies
+            .iter()
+            .filter(|(_, _, v)| is_loss(*v))
+            .filter_map(|(_, next, _)| match next {
+                None => Some(1),
+                Some(n) => naive_proof_tree(tables, n, budget - 1),
+            })
+            .min()
+            .map(|m| m + 1)
+    } else {
+        let mut seen = Vec::new();
+        let mut total = 1;
+        for (_, next, _) in replies {
+            match next {
+                None => total += 1,
+                Some(n) => {
+                    let key = tables.game.locate(n.white, n.black);
+                    if !seen.contains(&key) {
+                        seen.push(key);
+                        total += naive_proof_tree(tables, &n, budget - 1)?;
+                    }
+                }
+            }
+        }
+        Some(total)
+    }
+}
+
+#[test]
+fn report_gives_the_analysis_and_its_figures_check_out() {
+    let report = retro_ok(&["report", "--tables", s(solved())]);
+    let mut tables = Tables::open();
+    // The start positions: the second player wins the official start, the first the free one
+    // (as the paper reports).
+    let official = &report[report.find("### Official start").unwrap()..];
+    assert!(
+        official.contains("- value: black to move wins in"),
+        "{report}"
+    );
+    let free = &report[report.find("### Free first move").unwrap()..];
+    assert!(free.contains("- value: white to move wins in"), "{report}");
+
+    // A start's smallest tree is one node more than its winning move's smallest tree.
+    for (title, rule) in [("Official start", "official"), ("Free first move", "free")] {
+        let section = &report[report.find(&format!("### {title}")).unwrap()..];
+        let start_size: u64 = section
+            .lines()
+            .find_map(|l| l.strip_prefix("- smallest proof tree with every line ending within "))
+            .and_then(|l| l.split(": ").nth(1))
+            .and_then(|l| l.strip_suffix(" positions"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{rule}: {section}"));
+        let best_move: u64 = report_table(&report, title)
+            .iter()
+            .filter_map(|row| row[4].split(' ').next()?.parse().ok())
+            .min()
+            .unwrap();
+        assert_eq!(start_size, best_move + 1, "{rule}");
+    }
+
+    // The longest win is the one the paper quotes.
+    let longest = report_table(&report, "Longest wins")
+        .iter()
+        .map(|r| r[1].parse::<u32>().unwrap())
+        .max()
+        .unwrap();
+    assert_eq!(longest, 49, "the spec quotes a longest win of 49 plies");
+
+    // Zugzwang: the pass image of a zugzwang is one too, so the positions that are not
+    // their own image pair up; 4 pieces counted again by plain lookups.
+    let zugzwang = report_table(&report, "Zugzwang");
+    assert_eq!(zugzwang.len(), 5);
+    for row in &zugzwang {
+        let (n, own): (u64, u64) = (row[1].parse().unwrap(), row[2].parse().unwrap());
+        assert_eq!((n - own) % 2, 0, "{row:?}");
+    }
+    let geometry = retro_simpei::board::Geometry::new();
+    let index = retro_simpei::index::Index::new();
+    let mut layer4 = Vec::new();
+    index.for_each(4, |_, white, black| {
+        if retro_simpei::index::is_canonical(&geometry, white, black) {
+            layer4.push(Position::new(white, black, Colour::White).unwrap());
+        }
+    });
+    let count4 = layer4
+        .iter()
+        .filter(|p| {
+            is_loss(tables.value(p))
+                && is_loss(tables.value(&Position::new(p.black, p.white, Colour::White).unwrap()))
+        })
+        .count();
+    assert_eq!(zugzwang[2][1], count4.to_string(), "{:?}", zugzwang[2]);
+
+    // Every example cycle: each position's side to move has exactly one move that does not
+    // lose, and it leads to the next position (up to symmetry and colour exchange).
+    let cycles = report_table(&report, "Simple cycles");
+    assert!(!cycles.is_empty());
+    for row in &cycles {
+        let period: usize = row[0].parse().unwrap();
+        let positions: Vec<Position> = row[2].split('→').map(cell_position).collect();
+        assert_eq!(positions.len(), period, "{row:?}");
+        for (i, pos) in positions.iter().enumerate() {
+            assert_eq!(tables.value(pos), 0, "a draw: {pos}");
+            let not_losing: Vec<Position> = moves_with_values(&mut tables, pos)
+                .into_iter()
+                .filter(|(_, _, v)| !is_win(*v))
+                .map(|(_, n, _)| n.unwrap())
+                .collect();
+            assert_eq!(not_losing.len(), 1, "{pos}");
+            let next = not_losing[0].colours_exchanged();
+            let expected = positions[(i + 1) % period];
+            assert_eq!(
+                tables.game.locate(next.white, next.black),
+                tables.game.locate(expected.white, expected.black),
+                "{pos} -> {next}"
+            );
+        }
+    }
+
+    // Every listed one-move problem has exactly its one winning move and the listed replies.
+    let problems = &report[report.find("### One-move problems").unwrap()..];
+    let rows: Vec<Vec<&str>> = problems
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            l.split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 20, "{problems}");
+    for row in rows {
+        let pos = cell_position(row[0]);
+        let winning: Vec<(String, Option<Position>, u8)> = moves_with_values(&mut tables, &pos)
+            .into_iter()
+            .filter(|(_, _, v)| is_loss(*v))
+            .collect();
+        assert_eq!(winning.len(), 1, "{row:?}");
+        assert_eq!(format!("`{}`", winning[0].0), row[2], "{row:?}");
+        let mut replies = 0;
+        if let Some(next) = winning[0].1 {
+            moves(&geometry, &next, |_, _| replies += 1);
+        }
+        assert_eq!(replies.to_string(), row[3], "{row:?}");
+    }
+}
+
+#[test]
+fn smallest_proof_trees_agree_with_a_plain_search() {
+    use retro_simpei::analysis::{ProofTrees, Solved};
+    let game =
+        Simpei::new(retro_simpei::job::DEFAULT_ROWS).shaped(retro_simpei::job::DEFAULT_SHAPE);
+    let values = (0..game.slice_count() as u32)
+        .map(|id| {
+            let slice = retro_engine::SliceId(id);
+            if game.slice_len(slice) == 0 {
+                return [Vec::new(), Vec::new()];
+            }
+            let file = solved().join(format!("{}.tbl", game.slice_name(slice)));
+            let table = SliceTable::open(&file).unwrap();
+            [
+                table.read_section(0).unwrap(),
+                table.read_section(1).unwrap(),
+            ]
+        })
+        .collect();
+    let solved_values = Solved::new(&game, values).unwrap();
+    let mut trees = ProofTrees::new(&solved_values);
+    let mut tables = Tables::open();
+    let geometry = retro_simpei::board::Geometry::new();
+    let index = retro_simpei::index::Index::new();
+    // Positions of the 4- to 6-piece layers won or lost within 4 plies (every 4999th slot),
+    // sized within their distance and within 2 plies more (up to 4).
+    let mut checked = [0; 2];
+    for layer in [4, 5, 6] {
+        let mut sample = Vec::new();
+        index.for_each(layer, |i, white, black| {
+            if i % 4999 == 0 && retro_simpei::index::is_canonical(&geometry, white, black) {
+                sample.push(Position::new(white, black, Colour::placing(layer)).unwrap());
+            }
+        });
+        for pos in sample {
+            let plies = match Value(tables.value(&pos)).outcome().unwrap() {
+                Outcome::Win { plies } | Outcome::Loss { plies } if plies <= 4 => plies,
+                _ => continue,
+            };
+            for budget in (plies..=4).step_by(2) {
+                let naive = naive_proof_tree(&mut tables, &pos, budget).map(u128::from);
+                assert_eq!(trees.size(&pos, budget), naive, "{pos} within {budget}");
+                assert!(naive.is_some(), "{pos}");
+                checked[usize::from(is_win(tables.value(&pos)))] += 1;
+            }
+        }
+    }
+    assert!(checked[0] >= 5 && checked[1] >= 50, "{checked:?}");
+    eprintln!("proof trees checked (lost, won): {checked:?}");
+}
+
+#[test]
+fn probe_file_looks_up_every_line_and_names_the_bad_ones() {
+    let file = temp_dir("simpei-probe-file").join("positions.txt");
+    std::fs::write(
+        &file,
+        "# the empty board, then the official start\n\
+         ....,....,....,..../...,...,... white\n\
+         \n\
+         ....,....,....,..../...,.w.,... black\n\
+         ....,....,....,..../...,...,... green\n",
+    )
+    .unwrap();
+    let out = retro(&["probe", "--tables", s(solved()), "--file", s(&file)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a bad line fails the batch");
+    let mut tables = Tables::open();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for line in lines {
+        let (position, value) = line.rsplit_once(' ').unwrap();
+        let pos = Position::parse(position).unwrap();
+        assert_eq!(value, tables.value(&pos).to_string(), "{line}");
+    }
+    assert!(
+        stderr.contains("line 5") && stderr.contains("green"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn in_process_solve_killed_and_resumed_writes_the_same_bytes_as_the_embedded_cluster() {
+    // Killed early in the 8-piece layer, then about when it ends; the re-run finishes.
+    let args = ["solve", "--quiet", "--game", "simpei", "--in-process", "--out"];
+    let dir = temp_dir("simpei-killed").join("out");
+    let delays = [5u64, 52].map(std::time::Duration::from_secs);
+    let kills = kill_after(&args, &dir, &delays);
+    assert!(kills >= 1, "the solve finished before it could be killed");
+    let mut full: Vec<&str> = args.to_vec();
+    full.push(s(&dir));
+    retro_ok(&full);
+    assert_same_results(solved(), &dir);
+}

@@ -8,11 +8,13 @@
 //!   8 symmetries;
 //! * [`position`]: a position (both colours' holes and the side to move) and its notation;
 //! * [`rules`]: rows, clipping, and every legal move with where clipped pieces are put;
+//! * [`analysis`]: the analysis the paper reports, from solved tables;
 //! * [`index`]: the layers by piece count, a dense index of each, and canonical positions
 //!   under the symmetries (the published Table 1 counts them).
 
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod board;
 pub mod game;
 pub mod index;

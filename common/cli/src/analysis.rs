@@ -1,0 +1,248 @@
+//! `retro report --tables DIR`: the analysis a game's paper reports, computed from its solved
+//! tables and printed as Markdown (the output is committed as part of `docs/`). SIMPEI has
+//! one (`retro_simpei::analysis` computes it; this file prints it); other games say so.
+
+use crate::tables::Tables;
+use anyhow::{bail, Result};
+use retro_simpei::analysis::{analyse, analyse_start, Analysis, Found, Problem, StartAnalysis};
+use retro_simpei::job::{describe, StartRule};
+use retro_simpei::Position;
+use std::fmt::Write;
+use std::time::Instant;
+
+/// Prints the analysis of the solved directory `tables`; proof trees are also sized with up to
+/// `slack` plies more than the winning distance.
+pub fn report(tables: &Tables, slack: u32) -> Result<()> {
+    if tables.simpei().is_none() {
+        bail!(
+            "retro report analyses SIMPEI tables; this directory holds {} ({})",
+            tables.game().name(),
+            tables.game().describe()
+        );
+    }
+    let started = Instant::now();
+    let solved = tables.simpei_solved()?;
+    let loaded = started.elapsed();
+    let starts: Vec<(StartRule, StartAnalysis)> = [StartRule::Official, StartRule::Free]
+        .into_iter()
+        .map(|rule| (rule, analyse_start(&solved, rule.position(), slack)))
+        .collect();
+    let proved = started.elapsed();
+    let analysis = analyse(&solved);
+    out!("{}", markdown(&game_title(tables), &starts, &analysis));
+    eprintln!(
+        "report: tables read in {:.1} s, start positions in {:.1} s, scan of every position in {:.1} s",
+        loaded.as_secs_f64(),
+        (proved - loaded).as_secs_f64(),
+        (started.elapsed() - proved).as_secs_f64()
+    );
+    Ok(())
+}
+
+fn game_title(tables: &Tables) -> String {
+    tables.game().describe()
+}
+
+/// A position in backticks with its value in words.
+fn position_cell(found: &Found) -> String {
+    format!(
+        "`{}` ({})",
+        found.position.notation(),
+        describe(found.position.to_move, found.value)
+    )
+}
+
+fn start_section(out: &mut String, rule: StartRule, a: &StartAnalysis) {
+    let title = match rule {
+        StartRule::Official => "Official start: white's first piece on the prescribed hole",
+        StartRule::Free => "Free first move: the empty board",
+    };
+    let _ = writeln!(out, "### {title}\n");
+    let _ = writeln!(out, "- position: `{}`", a.position.notation());
+    let _ = writeln!(
+        out,
+        "- value: {} ({} legal moves)",
+        describe(a.position.to_move, a.value),
+        a.moves
+    );
+    for (budget, size) in &a.proof_trees {
+        let _ = writeln!(
+            out,
+            "- smallest proof tree with every line ending within {budget} plies: {}",
+            size.map_or("none".to_string(), |s| format!("{s} positions"))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "- winning moves up to symmetry: {}\n",
+        a.winning_moves.len()
+    );
+    if a.winning_moves.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "| move | symmetric moves | leads to | value there | smallest proof tree after it (within its distance) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for w in &a.winning_moves {
+        let sizes: Vec<String> = w
+            .proof_trees
+            .iter()
+            .map(|(b, s)| {
+                let s = s.map_or("-".to_string(), |s| s.to_string());
+                format!("{s} ({b} plies)")
+            })
+            .collect();
+        let next = w
+            .next
+            .map_or("(row made)".to_string(), |n| format!("`{n}`"));
+        let mover = a.position.to_move.other();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {next} | {} | {} |",
+            w.notation,
+            w.images,
+            describe(mover, w.value),
+            sizes.join(", ")
+        );
+    }
+    out.push('\n');
+}
+
+fn problems_table(out: &mut String, problems: &[Problem]) {
+    let _ = writeln!(out, "| position | value | the winning move | replies |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    for p in problems {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | `{}` | {} |",
+            p.found.position.notation(),
+            describe(p.found.position.to_move, p.found.value),
+            p.solution,
+            p.replies
+        );
+    }
+    out.push('\n');
+}
+
+/// The report in Markdown.
+pub fn markdown(title: &str, starts: &[(StartRule, StartAnalysis)], a: &Analysis) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## The analysis by `retro report` ({title})\n");
+    let _ = writeln!(
+        out,
+        "Produced by `retro report`; the definitions are in `retro_simpei::analysis`.\n"
+    );
+    for (rule, s) in starts {
+        start_section(&mut out, *rule, s);
+    }
+
+    let _ = writeln!(out, "### Most legal moves\n");
+    let _ = writeln!(
+        out,
+        "| pieces | most moves | positions with as many | first of them |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    for (layer, f) in a.layers.iter().enumerate() {
+        if let Some(found) = &f.most_moves_example {
+            let _ = writeln!(
+                out,
+                "| {layer} | {} | {} | {} |",
+                f.most_moves,
+                f.most_moves_count,
+                position_cell(found)
+            );
+        }
+    }
+    out.push('\n');
+
+    let _ = writeln!(out, "### Longest wins\n");
+    let _ = writeln!(
+        out,
+        "| pieces | longest win (plies) | positions | first of them |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    for (layer, f) in a.layers.iter().enumerate() {
+        if let Some(found) = &f.longest_win_example {
+            let _ = writeln!(
+                out,
+                "| {layer} | {} | {} | {} |",
+                f.longest_win,
+                f.longest_win_count,
+                position_cell(found)
+            );
+        }
+    }
+    out.push('\n');
+
+    let _ = writeln!(out, "### Zugzwang\n");
+    let _ = writeln!(
+        out,
+        "| pieces | zugzwang positions | self-symmetric | the longest loss among them |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    for (layer, f) in a.layers.iter().enumerate().step_by(2) {
+        let example = f
+            .zugzwang_example
+            .as_ref()
+            .map_or("-".to_string(), position_cell);
+        let _ = writeln!(
+            out,
+            "| {layer} | {} | {} | {example} |",
+            f.zugzwang, f.zugzwang_self_symmetric
+        );
+    }
+    out.push('\n');
+
+    let _ = writeln!(out, "### Simple cycles\n");
+    let _ = writeln!(
+        out,
+        "8-piece draws whose side to move has exactly one move that does not lose: {}.\n",
+        a.forced_draws
+    );
+    let _ = writeln!(
+        out,
+        "| period (plies) | cycles | the cycle through the smallest position |"
+    );
+    let _ = writeln!(out, "|---|---|---|");
+    for c in &a.cycles {
+        let positions: Vec<String> = c.example.iter().map(board_only).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` |",
+            c.period,
+            c.count,
+            positions.join("` → `")
+        );
+    }
+    if a.cycles.is_empty() {
+        let _ = writeln!(out, "| - | 0 | - |");
+    }
+    out.push('\n');
+
+    let _ = writeln!(out, "### One-move problems\n");
+    let _ = writeln!(
+        out,
+        "| pieces | won positions with exactly one winning move |"
+    );
+    let _ = writeln!(out, "|---|---|");
+    for (layer, f) in a.layers.iter().enumerate() {
+        let _ = writeln!(out, "| {layer} | {} |", f.one_move_problems);
+    }
+    out.push('\n');
+    let _ = writeln!(out, "The longest:\n");
+    problems_table(&mut out, &a.longest_problems);
+    let _ = writeln!(out, "The most replies after the winning move:\n");
+    problems_table(&mut out, &a.most_replies);
+    out
+}
+
+/// The board part of a position's notation (the cycle's positions all have white to move).
+fn board_only(pos: &Position) -> String {
+    pos.notation()
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
