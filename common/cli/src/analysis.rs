@@ -126,6 +126,29 @@ fn problems_table(out: &mut String, problems: &[Problem]) {
     out.push('\n');
 }
 
+/// A section with one row per piece count: a record figure, how many positions reach it, and
+/// the first of them (layers without one are left out).
+fn record_table(
+    out: &mut String,
+    title: &str,
+    columns: &str,
+    rows: impl Iterator<Item = (u64, u64, Option<Found>)>,
+) {
+    let _ = writeln!(out, "### {title}\n");
+    let _ = writeln!(out, "| pieces | {columns} | first of them |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    for (layer, (figure, count, example)) in rows.enumerate() {
+        if let Some(found) = &example {
+            let _ = writeln!(
+                out,
+                "| {layer} | {figure} | {count} | {} |",
+                position_cell(found)
+            );
+        }
+    }
+    out.push('\n');
+}
+
 /// The report in Markdown.
 pub fn markdown(title: &str, starts: &[(StartRule, StartAnalysis)], a: &Analysis) -> String {
     let mut out = String::new();
@@ -138,43 +161,30 @@ pub fn markdown(title: &str, starts: &[(StartRule, StartAnalysis)], a: &Analysis
         start_section(&mut out, *rule, s);
     }
 
-    let _ = writeln!(out, "### Most legal moves\n");
-    let _ = writeln!(
-        out,
-        "| pieces | most moves | positions with as many | first of them |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|");
-    for (layer, f) in a.layers.iter().enumerate() {
-        if let Some(found) = &f.most_moves_example {
-            let _ = writeln!(
-                out,
-                "| {layer} | {} | {} | {} |",
-                f.most_moves,
+    record_table(
+        &mut out,
+        "Most legal moves",
+        "most moves | positions with as many",
+        a.layers.iter().map(|f| {
+            (
+                f.most_moves as u64,
                 f.most_moves_count,
-                position_cell(found)
-            );
-        }
-    }
-    out.push('\n');
-
-    let _ = writeln!(out, "### Longest wins\n");
-    let _ = writeln!(
-        out,
-        "| pieces | longest win (plies) | positions | first of them |"
+                f.most_moves_example,
+            )
+        }),
     );
-    let _ = writeln!(out, "|---|---|---|---|");
-    for (layer, f) in a.layers.iter().enumerate() {
-        if let Some(found) = &f.longest_win_example {
-            let _ = writeln!(
-                out,
-                "| {layer} | {} | {} | {} |",
-                f.longest_win,
+    record_table(
+        &mut out,
+        "Longest wins",
+        "longest win (plies) | positions",
+        a.layers.iter().map(|f| {
+            (
+                u64::from(f.longest_win),
                 f.longest_win_count,
-                position_cell(found)
-            );
-        }
-    }
-    out.push('\n');
+                f.longest_win_example,
+            )
+        }),
+    );
 
     let _ = writeln!(out, "### Zugzwang\n");
     let _ = writeln!(

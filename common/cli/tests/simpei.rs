@@ -583,7 +583,14 @@ fn probe_file_looks_up_every_line_and_names_the_bad_ones() {
 #[test]
 fn in_process_solve_killed_and_resumed_writes_the_same_bytes_as_the_embedded_cluster() {
     // Killed early in the 8-piece layer, then about when it ends; the re-run finishes.
-    let args = ["solve", "--quiet", "--game", "simpei", "--in-process", "--out"];
+    let args = [
+        "solve",
+        "--quiet",
+        "--game",
+        "simpei",
+        "--in-process",
+        "--out",
+    ];
     let dir = temp_dir("simpei-killed").join("out");
     let delays = [5u64, 52].map(std::time::Duration::from_secs);
     let kills = kill_after(&args, &dir, &delays);
