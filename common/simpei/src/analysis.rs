@@ -354,10 +354,10 @@ pub fn analyse_start(solved: &Solved, start: Position, slack: u32) -> StartAnaly
     });
     for (mv, after) in found {
         let notation = mv.map_or("claim".to_string(), |m| m.notation());
-        let next = after.next.map(|n| canonical_position(solved, &n));
+        // The positions moves lead to are canonical images already: equal means symmetric.
         if let Some(same) = winning
             .iter_mut()
-            .find(|w| next.is_some() && w.next.map(|n| canonical_position(solved, &n)) == next)
+            .find(|w| after.next.is_some() && w.next == after.next)
         {
             same.images += 1;
             continue;
