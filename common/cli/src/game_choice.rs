@@ -6,6 +6,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use retro_mancala::Mancala;
 use retro_musashi::{Board, Musashi};
 use retro_pipeline::{GameRules, JobGame};
 use retro_simpei::game::Simpei;
@@ -25,6 +26,13 @@ pub enum GameName {
     /// SIMPEI: 4x4 and 3x3 worlds, clipping with relocation, exactly-three rows (win, draw or
     /// loss).
     Simpei,
+    /// The relay-sowing mancala on the 4x2 ring (8 holes, 16 stones; score margin).
+    Mancala4,
+    /// The relay-sowing mancala on the 8x2 ring (16 holes, 32 stones; solve up to
+    /// `--max-stones`).
+    Mancala8,
+    /// The relay-sowing mancala on a ring of `--holes` holes.
+    Mancala,
     /// Ring hop, the toy game of the worked example: win, draw or loss (cycles, draws).
     RingHop,
     /// Ring hop valued by score margin (a point per capture; captures both ways, cycles).
@@ -38,7 +46,7 @@ impl GameName {
             GameName::Musashi25 => "BOARD25",
             GameName::Musashi31 => "BOARD31",
             GameName::Musashi33 => "BOARD33",
-            GameName::Simpei | GameName::RingHop | GameName::RingHopScore => return None,
+            _ => return None,
         };
         Some(Board::builtin(name).expect("built-in board"))
     }
@@ -68,6 +76,17 @@ pub struct TargetArgs {
     /// SIMPEI: the start, `official` (the prescribed first hole) or `free` (any first hole).
     #[arg(long, value_name = "RULE", default_value = "official")]
     pub start: String,
+    /// Mancala: the holes of the ring for `--game mancala` (even, 4 to 16).
+    #[arg(long, value_name = "N")]
+    pub holes: Option<usize>,
+    /// Mancala: solve every position with at most S stones on the board (default: the
+    /// start's stones, 4 per pair of holes).
+    #[arg(long, value_name = "S")]
+    pub max_stones: Option<u32>,
+    /// Mancala: what an endless move does, `cut-off` (the game ends, the stones on the board
+    /// go to nobody) or `illegal` (it may not be chosen).
+    #[arg(long, value_name = "RULE", default_value = "cut-off")]
+    pub endless: String,
     /// Ring hop: cells of the ring (3 to 12).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub cells: u32,
@@ -104,6 +123,17 @@ impl TargetArgs {
                 if self.board_file.is_some() || self.max_browns.is_some() {
                     bail!("--board-file and --max-browns are options of Sixteen Musashi");
                 }
+                if let Some(holes) = self.mancala_holes()? {
+                    let definition = serde_json::json!({
+                        "holes": holes,
+                        "max_stones": self.max_stones.unwrap_or(2 * holes as u32),
+                        "endless": self.endless,
+                    });
+                    return retro_games::open(Mancala::NAME, &definition).context("mancala");
+                }
+                if self.holes.is_some() || self.max_stones.is_some() {
+                    bail!("--holes and --max-stones are options of the mancala");
+                }
                 if self.game == GameName::Simpei {
                     let definition = serde_json::json!({
                         "rows": self.rows,
@@ -123,6 +153,28 @@ impl TargetArgs {
                 });
                 retro_games::open(RingHop::NAME, &definition).context("ring hop")
             }
+        }
+    }
+}
+
+impl TargetArgs {
+    /// The holes of a mancala choice, `None` for other games.
+    fn mancala_holes(&self) -> Result<Option<usize>> {
+        let builtin = match self.game {
+            GameName::Mancala4 => 8,
+            GameName::Mancala8 => 16,
+            GameName::Mancala => match self.holes {
+                Some(holes) => return Ok(Some(holes)),
+                None => bail!("--game mancala needs --holes N (or use mancala4 / mancala8)"),
+            },
+            _ => return Ok(None),
+        };
+        match self.holes {
+            Some(holes) if holes != builtin => bail!(
+                "--holes {holes}: {:?} has {builtin} holes (use --game mancala --holes {holes})",
+                self.game
+            ),
+            _ => Ok(Some(builtin)),
         }
     }
 }

@@ -62,6 +62,13 @@ pub trait ScoreGame: Game {
         let _ = (side, slice, key);
         0
     }
+
+    /// The most moves a position has, if the solver should compute a stage's moves once for
+    /// all its threshold runs (in memory, up to [`MOVE_CACHE_BYTES`] a stage); 0 (the default)
+    /// to regenerate them in every run, for games whose moves are cheap.
+    fn max_moves(&self) -> usize {
+        0
+    }
 }
 
 /// Margins of final, earlier stages.
@@ -84,6 +91,144 @@ pub(crate) struct AtThreshold<'a, G, F> {
     pub(crate) game: &'a G,
     pub(crate) finals: &'a F,
     pub(crate) t: i32,
+    /// The stage's moves computed once for every threshold, when they were worth keeping.
+    pub(crate) moves: Option<&'a StageMoves>,
+}
+
+/// A move as the thresholded games see it: in the stage, or decided by a number (the margin it
+/// is worth to the mover: an exit's gain minus the final margin it reaches, a game end's gain,
+/// or the final margin of a position without a move).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ScoredMove {
+    InStage(SliceId, u64),
+    Decided(i32),
+}
+
+/// Every position's moves of one stage, computed once and read by all `bound` threshold runs:
+/// games whose moves are costly to generate (relay sowing simulates every sowing of a move)
+/// then pay for them once per stage instead of once per run and ply. Kept only in memory and
+/// only while it is small ([`MOVE_CACHE_BYTES`]); otherwise the runs regenerate moves.
+pub(crate) struct StageMoves {
+    /// Slot of each slice id in the stage (`u32::MAX`: not in it).
+    slot_of: Vec<u32>,
+    /// Per slot and side: where each index's moves start in `moves` (one more entry than
+    /// indices).
+    starts: Vec<[Vec<u32>; 2]>,
+    /// Per slot and side: the moves, index after index.
+    moves: Vec<[Vec<ScoredMove>; 2]>,
+}
+
+/// The most bytes the move cache of one stage may take ([`ScoreGame::max_moves`] decides how
+/// many a position may need).
+pub const MOVE_CACHE_BYTES: u64 = 1 << 30;
+
+impl StageMoves {
+    /// The moves of every position of `stage`, if the game asks for a cache and it fits.
+    fn build<G: ScoreGame, F: FinalMargins>(
+        game: &G,
+        stage: &Stage,
+        finals: &F,
+        space: &Workspace,
+    ) -> Option<StageMoves> {
+        use rayon::prelude::*;
+        let per_position = game.max_moves() as u64;
+        if per_position == 0 || space.scratch().is_some() {
+            return None;
+        }
+        let positions: u64 = stage.slices.iter().map(|&s| game.slice_len(s)).sum();
+        let bytes = positions * 2 * (per_position * std::mem::size_of::<ScoredMove>() as u64 + 4);
+        if bytes > MOVE_CACHE_BYTES {
+            return None;
+        }
+        let mut slot_of = vec![u32::MAX; game.slice_count()];
+        for (slot, &slice) in stage.slices.iter().enumerate() {
+            slot_of[slice.0 as usize] = slot as u32;
+        }
+        const CHUNK: u64 = 1 << 12;
+        let (mut starts, mut moves) = (Vec::new(), Vec::new());
+        for &slice in &stage.slices {
+            let len = game.slice_len(slice);
+            let per_side = Side::BOTH.map(|side| {
+                let chunks: Vec<(Vec<u32>, Vec<ScoredMove>)> = (0..len.div_ceil(CHUNK))
+                    .into_par_iter()
+                    .map(|c| {
+                        let range = c * CHUNK..((c + 1) * CHUNK).min(len);
+                        let mut counts = Vec::with_capacity((range.end - range.start) as usize);
+                        let mut list = Vec::new();
+                        game.for_each_key(slice, range, |_, key| {
+                            let before = list.len();
+                            if game.is_canonical(slice, key) {
+                                scored(game, finals, side, slice, key, |m| list.push(m));
+                            }
+                            counts.push((list.len() - before) as u32);
+                        });
+                        (counts, list)
+                    })
+                    .collect();
+                let total: usize = chunks.iter().map(|(_, l)| l.len()).sum();
+                let mut start = Vec::with_capacity(len as usize + 1);
+                let mut all = Vec::with_capacity(total);
+                start.push(0u32);
+                for (counts, list) in chunks {
+                    for n in counts {
+                        start.push(start.last().unwrap() + n);
+                    }
+                    all.extend(list);
+                }
+                (start, all)
+            });
+            let [(s0, m0), (s1, m1)] = per_side;
+            if m0.len().max(m1.len()) > u32::MAX as usize {
+                return None;
+            }
+            starts.push([s0, s1]);
+            moves.push([m0, m1]);
+        }
+        Some(StageMoves {
+            slot_of,
+            starts,
+            moves,
+        })
+    }
+
+    /// The cached moves of `index` of `slice` with `side` to move, if the slice is cached.
+    #[inline]
+    fn of(&self, side: Side, slice: SliceId, index: u64) -> Option<&[ScoredMove]> {
+        let slot = *self.slot_of.get(slice.0 as usize)? as usize;
+        let starts = &self.starts.get(slot)?[side.index()];
+        let (a, b) = (starts[index as usize], starts[index as usize + 1]);
+        Some(&self.moves[slot][side.index()][a as usize..b as usize])
+    }
+}
+
+/// The moves of `(side, slice, key)` as [`ScoredMove`]s: exits and game ends decided by what
+/// they are worth to the mover, no move at all by the final margin.
+fn scored<G: ScoreGame, F: FinalMargins>(
+    game: &G,
+    finals: &F,
+    side: Side,
+    slice: SliceId,
+    key: u64,
+    mut visit: impl FnMut(ScoredMove),
+) {
+    let mut any = false;
+    game.scored_moves(side, slice, key, |mv, gain| {
+        any = true;
+        visit(match mv {
+            // In-stage moves gain nothing (checked by `solve_margin_stage`'s recurrence test in
+            // the toys; a gain here would be lost).
+            Move::InStage(s, k) => ScoredMove::InStage(s, k),
+            Move::Final(to, to_key) => {
+                let v = finals.margin(side.other(), to, game.index(to, to_key));
+                ScoredMove::Decided(gain - i32::from(v.0))
+            }
+            // The game ends with this move, the mover gaining `gain`.
+            Move::Known(_) => ScoredMove::Decided(gain),
+        });
+    });
+    if !any {
+        visit(ScoredMove::Decided(game.final_margin(side, slice, key)));
+    }
 }
 
 impl<G: ScoreGame, F: FinalMargins> AtThreshold<'_, G, F> {
@@ -130,26 +275,18 @@ impl<G: ScoreGame, F: FinalMargins> Game for AtThreshold<'_, G, F> {
     }
 
     fn moves(&self, side: Side, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
-        let mut any = false;
-        self.game.scored_moves(side, slice, key, |mv, gain| {
-            any = true;
-            match mv {
-                // In-stage moves gain nothing (checked by `solve_margin_stage`'s recurrence
-                // test in the toys; a gain here would be lost).
-                Move::InStage(..) => visit(mv),
-                Move::Final(to, to_key) => {
-                    let v = self
-                        .finals
-                        .margin(side.other(), to, self.game.index(to, to_key));
-                    visit(self.decided(gain - i32::from(v.0)));
-                }
-                // The game ends with this move, the mover gaining `gain`.
-                Move::Known(_) => visit(self.decided(gain)),
+        let mut visit_scored = |m: ScoredMove| match m {
+            ScoredMove::InStage(s, k) => visit(Move::InStage(s, k)),
+            ScoredMove::Decided(margin) => visit(self.decided(margin)),
+        };
+        if let Some(cache) = self.moves {
+            let index = self.game.index(slice, key);
+            if let Some(list) = cache.of(side, slice, index) {
+                list.iter().for_each(|&m| visit_scored(m));
+                return;
             }
-        });
-        if !any {
-            visit(self.decided(self.game.final_margin(side, slice, key)));
         }
+        scored(self.game, self.finals, side, slice, key, visit_scored);
     }
 
     fn unmoves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64)) {
@@ -196,8 +333,14 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
         slices: vec![SliceCost::default(); stage.slices.len()],
         ..StageTimes::default()
     };
+    let cache = StageMoves::build(game, stage, finals, space);
     for t in 1..=bound {
-        let at = AtThreshold { game, finals, t };
+        let at = AtThreshold {
+            game,
+            finals,
+            t,
+            moves: cache.as_ref(),
+        };
         let (solved, run) = solve_stage(&at, stage, &NoFinals, space, &mut on_ply)?;
         times.add(&run);
         for (slot, s) in solved.iter().enumerate() {

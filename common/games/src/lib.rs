@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 use anyhow::{bail, Result};
+use retro_mancala::Mancala;
 use retro_musashi::Musashi;
 use retro_pipeline::{GameRules, JobGame, ScoreMargin, WinDrawLoss};
 use retro_simpei::game::Simpei;
@@ -32,6 +33,10 @@ pub const REGISTERED: &[Registration] = &[
     Registration {
         name: Simpei::NAME,
         open: |d| Ok(Arc::new(WinDrawLoss(Simpei::from_definition(d)?))),
+    },
+    Registration {
+        name: Mancala::NAME,
+        open: |d| Ok(Arc::new(ScoreMargin(Mancala::from_definition(d)?))),
     },
     Registration {
         name: RingHop::NAME,
@@ -76,6 +81,10 @@ mod tests {
             (
                 "ring-hop",
                 serde_json::json!({"cells": 6, "tokens": 2, "value": "score-margin"}),
+            ),
+            (
+                "mancala",
+                serde_json::json!({"holes": 8, "max_stones": 16, "endless": "cut-off"}),
             ),
         ];
         for (name, definition) in games {

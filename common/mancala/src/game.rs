@@ -1,0 +1,292 @@
+//! The game on the engine: positions sliced by stones on the board, scored by margin.
+//!
+//! * **Stages**: the stones on the board, `0..=max_stones`. A capture lowers the count, a move
+//!   that captures nothing keeps it (such moves can cycle), so stage `s` reads every smaller
+//!   stage (a capture may take any number of stones).
+//! * **Slices**: a stage cut by the stones in the first player's holes (`c` of the `s`), so
+//!   that moves cross slices as stones cross the middle of the ring.
+//! * **Key and index**: the key is the position's index in its slice. The first player's
+//!   holes are a composition of `c` stones into `n` parts, the second's of `s - c`; each is
+//!   ranked in colex order of its "stars and bars" (the bar positions of the composition), and
+//!   `index = rank(first) * compositions(s - c) + rank(second)`.
+//! * **No symmetry within a section** (sowing is clockwise, so mirror images are other games);
+//!   the two sections (first and second to move) are each other's images under turning the
+//!   ring by `n` holes, which the tests check but the tables do not use.
+//! * **No un-moves**: relay sowing is easy forward and hard backward, so the kernel pulls.
+
+use crate::board::Board;
+use crate::rules::{final_margin, for_each_move, is_choosable, EndlessRule, Outcome};
+use retro_engine::margin::ScoreGame;
+use retro_engine::{Game, Move, Side, SliceId, Stage, Value};
+use retro_index::binomial;
+use std::ops::Range;
+
+/// The relay-sowing mancala on a ring of `2n` holes, all positions with up to `max_stones`
+/// stones on the board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mancala {
+    per_side: usize,
+    max_stones: u32,
+    endless: EndlessRule,
+}
+
+/// The most stones a solve may hold: margins are one signed byte, and a slice's keys must
+/// fit the ranker (stars and bars of one side in 64 bits).
+pub const MAX_SOLVED_STONES: u32 = 48;
+
+impl Mancala {
+    /// The game on `holes` holes (even, 4 to 16) with up to `max_stones` stones on the board.
+    pub fn new(holes: usize, max_stones: u32, endless: EndlessRule) -> Result<Mancala, String> {
+        if holes % 2 != 0 || !(4..=16).contains(&holes) {
+            return Err(format!(
+                "a solved ring has an even number of holes from 4 to 16, not {holes}"
+            ));
+        }
+        if max_stones > MAX_SOLVED_STONES {
+            return Err(format!(
+                "{max_stones} stones: solves hold at most {MAX_SOLVED_STONES}"
+            ));
+        }
+        Ok(Mancala {
+            per_side: holes / 2,
+            max_stones,
+            endless,
+        })
+    }
+
+    /// The number of holes, `2n`.
+    pub fn holes(&self) -> usize {
+        2 * self.per_side
+    }
+
+    /// The most stones on the board of a solved position.
+    pub fn max_stones(&self) -> u32 {
+        self.max_stones
+    }
+
+    /// The endless-move rule.
+    pub fn endless(&self) -> EndlessRule {
+        self.endless
+    }
+
+    /// The slice of positions with `stones` on the board, `first` of them in the first
+    /// player's holes.
+    pub fn slice_of(stones: u32, first: u32) -> SliceId {
+        SliceId(stones * (stones + 1) / 2 + first)
+    }
+
+    /// The stones on the board and in the first player's holes of `slice`.
+    pub fn slice_stones(slice: SliceId) -> (u32, u32) {
+        let mut s = 0;
+        while (s + 1) * (s + 2) / 2 <= slice.0 {
+            s += 1;
+        }
+        (s, slice.0 - s * (s + 1) / 2)
+    }
+
+    /// Compositions of `stones` into `n` holes.
+    fn compositions(&self, stones: u32) -> u64 {
+        binomial(stones as usize + self.per_side - 1, self.per_side - 1)
+    }
+
+    /// Colex rank of the composition `holes` (the bar positions of its stars and bars).
+    fn rank_side(holes: &[u8]) -> u64 {
+        let mut rank = 0;
+        let mut position = 0usize;
+        for (j, &c) in holes[..holes.len() - 1].iter().enumerate() {
+            position += c as usize;
+            rank += binomial(position + j, j + 1);
+        }
+        rank
+    }
+
+    /// The composition of `stones` into `out.len()` holes with colex rank `rank`.
+    fn unrank_side(mut rank: u64, stones: u32, out: &mut [u8]) {
+        let n = out.len();
+        // Bars j = n-2 down to 0 at positions p_j (strictly decreasing), p_j < stones + j + 1.
+        let mut high = stones as usize + n - 1; // every remaining bar position is < high
+        let mut bars = [0usize; 16];
+        for j in (0..n - 1).rev() {
+            let mut p = high - 1;
+            while binomial(p, j + 1) > rank {
+                p -= 1;
+            }
+            rank -= binomial(p, j + 1);
+            bars[j] = p;
+            high = p;
+        }
+        // Stones before bar j: p_j - j; hole j holds the stones between bars j-1 and j.
+        let mut before = 0usize;
+        for j in 0..n - 1 {
+            let upto = bars[j] - j;
+            out[j] = (upto - before) as u8;
+            before = upto;
+        }
+        out[n - 1] = (stones as usize - before) as u8;
+    }
+
+    /// The board at `index` of `slice`.
+    pub fn board(&self, slice: SliceId, index: u64) -> Board {
+        let (stones, first) = Mancala::slice_stones(slice);
+        let n = self.per_side;
+        let second = self.compositions(stones - first);
+        let mut counts = [0u8; 16];
+        Mancala::unrank_side(index / second, first, &mut counts[..n]);
+        Mancala::unrank_side(index % second, stones - first, &mut counts[n..2 * n]);
+        Board::new(&counts[..2 * n]).expect("a solved ring is a board")
+    }
+
+    /// The slice and index of `board`, if a solve of this game holds it.
+    pub fn locate(&self, board: &Board) -> Option<(SliceId, u64)> {
+        if board.holes() != self.holes() || board.total() > self.max_stones {
+            return None;
+        }
+        Some(self.locate_unchecked(board))
+    }
+
+    #[inline]
+    fn locate_unchecked(&self, board: &Board) -> (SliceId, u64) {
+        let n = self.per_side;
+        let first = board.side_stones(Side::First);
+        let second = board.side_stones(Side::Second);
+        let slice = Mancala::slice_of(first + second, first);
+        let counts = board.counts();
+        let index = Mancala::rank_side(&counts[..n]) * self.compositions(second)
+            + Mancala::rank_side(&counts[n..]);
+        (slice, index)
+    }
+
+    /// The stones of the stage `stage` (its name is `stones=S`).
+    fn stage_stones(stage: &Stage) -> u32 {
+        Mancala::slice_stones(stage.slices[0]).0
+    }
+}
+
+impl Game for Mancala {
+    fn stages(&self) -> Vec<Stage> {
+        (0..=self.max_stones)
+            .map(|s| Stage {
+                name: format!("stones={s}"),
+                slices: (0..=s).map(|c| Mancala::slice_of(s, c)).collect(),
+                depends_on: (0..s as usize).collect(),
+            })
+            .collect()
+    }
+
+    fn slice_count(&self) -> usize {
+        let s = self.max_stones as usize;
+        (s + 1) * (s + 2) / 2
+    }
+
+    fn slice_len(&self, slice: SliceId) -> u64 {
+        let (stones, first) = Mancala::slice_stones(slice);
+        self.compositions(first) * self.compositions(stones - first)
+    }
+
+    fn slice_name(&self, slice: SliceId) -> String {
+        let (stones, first) = Mancala::slice_stones(slice);
+        format!("stones={stones} first={first}")
+    }
+
+    fn for_each_key(&self, _slice: SliceId, range: Range<u64>, mut visit: impl FnMut(u64, u64)) {
+        for i in range {
+            visit(i, i);
+        }
+    }
+
+    fn index(&self, _slice: SliceId, key: u64) -> u64 {
+        key
+    }
+
+    fn key(&self, _slice: SliceId, index: u64) -> u64 {
+        index
+    }
+
+    fn is_canonical(&self, _slice: SliceId, _key: u64) -> bool {
+        true
+    }
+
+    fn has_unmoves(&self) -> bool {
+        false
+    }
+
+    fn moves(&self, side: Side, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
+        self.scored_moves(side, slice, key, |mv, _| {
+            visit(match mv {
+                Move::Known(_) => Move::Known(Value::DRAW),
+                other => other,
+            })
+        });
+    }
+
+    fn unmoves(&self, _: Side, _: SliceId, _: u64, _: impl FnMut(SliceId, u64, u64)) {
+        unreachable!("relay sowing has no un-moves: the kernel pulls")
+    }
+}
+
+impl ScoreGame for Mancala {
+    fn margin_bound(&self, stage: &Stage) -> i32 {
+        // Every stone on the board is won by someone at most once.
+        Mancala::stage_stones(stage) as i32
+    }
+
+    fn scored_moves(&self, side: Side, slice: SliceId, key: u64, mut visit: impl FnMut(Move, i32)) {
+        let board = self.board(slice, key);
+        for_each_move(&board, side, |mv| {
+            if !is_choosable(&mv, self.endless) {
+                return;
+            }
+            match mv.outcome {
+                Outcome::Endless(_) => visit(Move::Known(Value::DRAW), 0),
+                Outcome::GameOver { gain, .. } => visit(Move::Known(Value::DRAW), gain),
+                Outcome::Continues { board, captured } => {
+                    let (to, index) = self.locate_unchecked(&board);
+                    if captured == 0 {
+                        visit(Move::InStage(to, index), 0);
+                    } else {
+                        visit(Move::Final(to, index), captured as i32);
+                    }
+                }
+            }
+        });
+    }
+
+    /// A move simulates every sowing: compute a stage's moves once for all thresholds.
+    fn max_moves(&self) -> usize {
+        self.per_side
+    }
+
+    fn final_margin(&self, side: Side, slice: SliceId, key: u64) -> i32 {
+        // Over (one side empty), or under the illegal rule every move is endless: each player
+        // takes the stones in their own holes.
+        final_margin(&self.board(slice, key), side)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_index_of_every_slice_round_trips() {
+        for holes in [4, 8] {
+            let game = Mancala::new(holes, 9, EndlessRule::CutOff).unwrap();
+            let mut total = 0;
+            for stage in game.stages() {
+                for &slice in &stage.slices {
+                    let (stones, first) = Mancala::slice_stones(slice);
+                    assert_eq!(Mancala::slice_of(stones, first), slice);
+                    for i in 0..game.slice_len(slice) {
+                        let board = game.board(slice, i);
+                        assert_eq!(board.total(), stones);
+                        assert_eq!(board.side_stones(Side::First), first);
+                        assert_eq!(game.locate(&board), Some((slice, i)), "{board}");
+                        total += 1;
+                    }
+                }
+            }
+            // Every distribution of at most 9 stones over the holes: C(9 + holes, holes).
+            assert_eq!(total, binomial(9 + holes, holes));
+        }
+    }
+}

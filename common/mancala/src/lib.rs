@@ -1,0 +1,22 @@
+//! The relay-sowing mancala of the SPIN study ("BAO" there): a ring of `2n` holes, relay
+//! sowing in which one move can sow forever, and positions that can repeat. Rules, definitions
+//! and results: `../shared/spec/mancala.md` and `docs/mancala.md`.
+//!
+//! * [`board`]: the ring, boards and their notation (`0,4,0,4,0,4,0,4 first`);
+//! * [`sowing`]: one sowing, a whole move with exact endless-move detection, loops classified
+//!   by period and shift;
+//! * [`rules`]: the moves of a position, captures, the end of the game, the endless-move rule;
+//! * [`game`]: the game on the engine (stages by stones on the board, score margins, pulled);
+//! * [`job`]: what a solve job records (definition, start, words, summary table).
+
+#![warn(missing_docs)]
+
+pub mod board;
+pub mod game;
+pub mod job;
+pub mod rules;
+pub mod sowing;
+
+pub use board::{Board, Position};
+pub use game::Mancala;
+pub use rules::EndlessRule;
