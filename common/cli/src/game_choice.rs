@@ -100,6 +100,9 @@ impl TargetArgs {
     pub fn game(&self) -> Result<Arc<dyn JobGame>> {
         match self.game.board() {
             Some(builtin) => {
+                if self.holes.is_some() || self.max_stones.is_some() {
+                    bail!("--holes and --max-stones are options of the mancala");
+                }
                 let board = match &self.board_file {
                     None => builtin,
                     Some(path) => read_board(path)?,
@@ -171,8 +174,7 @@ impl TargetArgs {
         };
         match self.holes {
             Some(holes) if holes != builtin => bail!(
-                "--holes {holes}: {:?} has {builtin} holes (use --game mancala --holes {holes})",
-                self.game
+                "--holes {holes}: this board has {builtin} holes (use --game mancala --holes {holes})"
             ),
             _ => Ok(Some(builtin)),
         }
