@@ -11,6 +11,7 @@ mod counts;
 mod embedded;
 mod game_choice;
 mod probe;
+mod probe_mancala;
 mod probe_simpei;
 mod progress;
 mod report;
@@ -585,6 +586,23 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Probe(a) => {
             let tables = tables::Tables::open(&a.tables)?;
+            if tables.mancala().is_some() && a.file.is_none() {
+                return match (a.position, a.side) {
+                    (Some(position), side) => {
+                        let text = match side {
+                            Some(side) => format!("{position} {side}"),
+                            None => position,
+                        };
+                        probe_mancala::probe_one(&tables, &text, a.json)
+                    }
+                    (None, _) => {
+                        bail!(
+                            "give a mancala position, e.g. \"{}\"",
+                            probe_mancala::EXAMPLE
+                        )
+                    }
+                };
+            }
             if tables.simpei().is_some() && a.file.is_none() {
                 return match (a.position, a.side) {
                     (Some(position), side) => {

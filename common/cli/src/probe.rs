@@ -213,7 +213,14 @@ pub fn probe_file(tables: &Tables, path: &Path) -> Result<()> {
         path.display().to_string()
     };
     // The value of `<position> <side>` in the directory's game.
-    let value_of: Box<LookUp> = if tables.simpei().is_some() {
+    let value_of: Box<LookUp> = if tables.mancala().is_some() {
+        Box::new(|board, side| {
+            let pos = retro_mancala::Position::parse(&format!("{board} {side}"))
+                .map_err(anyhow::Error::msg)?;
+            let margin = tables.mancala_margin(&pos)?;
+            Ok(margin as i8 as u8)
+        })
+    } else if tables.simpei().is_some() {
         Box::new(|rows, side| {
             let pos = retro_simpei::Position::parse(&format!("{rows} {side}"))?;
             tables.simpei_value(&pos)

@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use retro_engine::{Game, Side as EngineSide, SliceId, Value};
+use retro_mancala::Mancala;
 use retro_musashi::{Musashi, Position, Side};
 use retro_pipeline::job_dir::game_of;
 use retro_pipeline::{GameRules, JobGame};
@@ -32,6 +33,8 @@ pub struct Tables {
     musashi: Option<Musashi>,
     /// The SIMPEI game of the directory, if that is its game.
     simpei: Option<Simpei>,
+    /// The mancala of the directory, if that is its game.
+    mancala: Option<Mancala>,
     records: Vec<Option<SliceRecord>>,
     files: Vec<OnceLock<SliceTable>>,
 }
@@ -71,6 +74,13 @@ impl Tables {
             ),
             _ => None,
         };
+        let mancala = match manifest.game.as_str() {
+            Mancala::NAME => Some(
+                Mancala::from_definition(&manifest.definition)
+                    .with_context(|| format!("{}: manifest", dir.display()))?,
+            ),
+            _ => None,
+        };
         let mut records = vec![None; game.slice_count()];
         for r in &manifest.slices {
             let slot = records.get_mut(r.id as usize).with_context(|| {
@@ -84,6 +94,7 @@ impl Tables {
             game,
             musashi,
             simpei,
+            mancala,
             records,
             files,
         })
@@ -118,6 +129,35 @@ impl Tables {
         let (slice, key) = game.locate(pos.white, pos.black);
         let v = self.stored_at(slice, game.index(slice, key), Simpei::side_of(pos.to_move))?;
         self.canonical_value(slice, v)
+    }
+
+    /// The directory's mancala, if that is its game.
+    pub fn mancala(&self) -> Option<&Mancala> {
+        self.mancala.as_ref()
+    }
+
+    /// The stored margin of a mancala position; a board the solve does not hold is an error
+    /// saying why.
+    pub fn mancala_margin(&self, pos: &retro_mancala::Position) -> Result<i32> {
+        let game = self.mancala.as_ref().context("not a mancala directory")?;
+        if pos.board.holes() != game.holes() {
+            bail!(
+                "{} has {} holes; these tables are of a ring of {}",
+                pos.board,
+                pos.board.holes(),
+                game.holes()
+            );
+        }
+        let Some((slice, index)) = game.locate(&pos.board) else {
+            bail!(
+                "{} holds {} stones; these tables hold up to {}",
+                pos.board,
+                pos.board.total(),
+                game.max_stones()
+            );
+        };
+        let v = self.stored_at(slice, index, pos.side)?;
+        Ok(v as i8 as i32)
     }
 
     /// Every value of a SIMPEI directory in memory (for `retro report`): both sections of

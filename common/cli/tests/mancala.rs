@@ -104,7 +104,14 @@ fn brute_force(rule: EndlessRule) -> HashMap<(Board, Side), i32> {
 fn solve(name: &str, flags: &[&str]) -> PathBuf {
     let dir = temp_dir(&format!("mancala-{name}")).join("out");
     let stones = STONES.to_string();
-    let mut args = vec!["solve", "--game", "mancala4", "--max-stones", &stones, "--quiet"];
+    let mut args = vec![
+        "solve",
+        "--game",
+        "mancala4",
+        "--max-stones",
+        &stones,
+        "--quiet",
+    ];
     args.extend_from_slice(flags);
     args.extend_from_slice(&["--out", s(&dir)]);
     retro_ok(&args);
@@ -118,14 +125,18 @@ fn assert_equals_brute_force(dir: &Path, rule: EndlessRule, want: &HashMap<(Boar
     let mut checked = 0;
     for (&(board, side), &margin) in want {
         let (slice, index) = game.locate(&board).unwrap();
-        let table = tables.entry(slice.0).or_insert_with(|| {
-            SliceTable::open(&dir.join(game.table_file_name(slice))).unwrap()
-        });
+        let table = tables
+            .entry(slice.0)
+            .or_insert_with(|| SliceTable::open(&dir.join(game.table_file_name(slice))).unwrap());
         let stored = table.value(side.index(), index).unwrap() as i8 as i32;
         assert_eq!(stored, margin, "{board} {side:?}");
         checked += 1;
     }
-    assert_eq!(checked, 2 * 12_870, "every board of up to 8 stones, both sides to move");
+    assert_eq!(
+        checked,
+        2 * 12_870,
+        "every board of up to 8 stones, both sides to move"
+    );
 }
 
 #[test]
@@ -147,7 +158,13 @@ fn every_driver_solves_small_boards_as_the_brute_force_does() {
         let dir = solve(name, flags);
         assert_same_results(&reference, &dir);
     }
-    let out = retro_ok(&["verify", "--tables", s(&reference), "--recurrence", "100000"]);
+    let out = retro_ok(&[
+        "verify",
+        "--tables",
+        s(&reference),
+        "--recurrence",
+        "100000",
+    ]);
     assert!(out.contains("OK"), "{out}");
 }
 
@@ -188,7 +205,10 @@ fn the_4x2_start_and_counts_are_reported() {
     let dir = solve("counts", &["--in-process"]);
     let counts = retro_ok(&["counts", "--tables", s(&dir)]);
     let mut lines = counts.lines();
-    assert!(lines.next().unwrap().starts_with("stones,positions,win,draw,loss,m-8,"));
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("stones,positions,win,draw,loss,m-8,"));
     // One row per stone count; positions are every board of that many stones, both sides.
     for (stones, line) in lines.enumerate() {
         let cells: Vec<u64> = line.split(',').map(|c| c.parse().unwrap()).collect();
@@ -205,28 +225,57 @@ fn bad_mancala_input_gets_one_clear_line() {
     let dir = temp_dir("mancala-bad");
     let out = s(&dir);
     for (args, expect) in [
-        (
-            vec!["solve", "--game", "mancala", "--out", out],
-            "--holes",
-        ),
+        (vec!["solve", "--game", "mancala", "--out", out], "--holes"),
         (
             vec!["solve", "--game", "mancala", "--holes", "7", "--out", out],
             "even number of holes",
         ),
         (
-            vec!["solve", "--game", "mancala4", "--max-stones", "300", "--out", out],
+            vec![
+                "solve",
+                "--game",
+                "mancala4",
+                "--max-stones",
+                "300",
+                "--out",
+                out,
+            ],
             "at most",
         ),
         (
-            vec!["solve", "--game", "mancala4", "--endless", "forever", "--out", out],
+            vec![
+                "solve",
+                "--game",
+                "mancala4",
+                "--endless",
+                "forever",
+                "--out",
+                out,
+            ],
             "cut-off",
         ),
         (
-            vec!["solve", "--game", "mancala4", "--max-browns", "3", "--out", out],
+            vec![
+                "solve",
+                "--game",
+                "mancala4",
+                "--max-browns",
+                "3",
+                "--out",
+                out,
+            ],
             "Sixteen Musashi",
         ),
         (
-            vec!["solve", "--game", "musashi25", "--max-stones", "3", "--out", out],
+            vec![
+                "solve",
+                "--game",
+                "musashi25",
+                "--max-stones",
+                "3",
+                "--out",
+                out,
+            ],
             "mancala",
         ),
     ] {

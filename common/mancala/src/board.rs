@@ -32,9 +32,7 @@ impl Board {
         }
         let total: u32 = counts.iter().map(|&c| u32::from(c)).sum();
         if total > MAX_STONES {
-            return Err(format!(
-                "{total} stones: at most {MAX_STONES} fit a board"
-            ));
+            return Err(format!("{total} stones: at most {MAX_STONES} fit a board"));
         }
         let mut stones = [0u8; MAX_HOLES];
         stones[..holes].copy_from_slice(counts);
@@ -162,7 +160,9 @@ pub fn hole_name(i: usize) -> char {
 pub fn parse_hole(name: &str, holes: usize) -> Result<usize, String> {
     let mut chars = name.trim().chars();
     let (Some(c), None) = (chars.next(), chars.next()) else {
-        return Err(format!("'{name}' is not a hole name (a letter, a = the first hole)"));
+        return Err(format!(
+            "'{name}' is not a hole name (a letter, a = the first hole)"
+        ));
     };
     let i = match c {
         'a'..='z' => c as usize - 'a' as usize,
@@ -257,7 +257,13 @@ mod tests {
         let p = Position::parse("0, 4, 0, 4, 0, 4, 0, 4 second").unwrap();
         assert_eq!(p.side, Side::Second);
         assert_eq!(p.to_string(), "0,4,0,4,0,4,0,4 second");
-        for bad in ["0,4,0", "0,4,0,4,0,4,0,-4", "0,4,0,4,x,4,0,4", "1,2,3,4,5,6,7", ""] {
+        for bad in [
+            "0,4,0",
+            "0,4,0,4,0,4,0,-4",
+            "0,4,0,4,x,4,0,4",
+            "1,2,3,4,5,6,7",
+            "",
+        ] {
             assert!(Board::parse(bad).is_err(), "{bad}");
         }
         assert!(Position::parse("0,4,0,4,0,4,0,4 third").is_err());

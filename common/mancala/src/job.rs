@@ -101,7 +101,13 @@ impl GameRules for Mancala {
 /// A margin in words, for the player `side` to move.
 pub fn describe_margin(side: Side, margin: i32) -> String {
     let who = side_name(side);
-    let stones = |n: i32| if n == 1 { "1 stone".to_string() } else { format!("{n} stones") };
+    let stones = |n: i32| {
+        if n == 1 {
+            "1 stone".to_string()
+        } else {
+            format!("{n} stones")
+        }
+    };
     match margin {
         0 => format!("even: {who} to move and its opponent win the same over the rest"),
         m if m > 0 => format!("{who} (to move) wins the rest by {}", stones(m)),

@@ -7,13 +7,15 @@
 //!   by period and shift;
 //! * [`rules`]: the moves of a position, captures, the end of the game, the endless-move rule;
 //! * [`game`]: the game on the engine (stages by stones on the board, score margins, pulled);
-//! * [`job`]: what a solve job records (definition, start, words, summary table).
+//! * [`job`]: what a solve job records (definition, start, words, summary table);
+//! * [`probe`]: a position's value, every move's, and a best line.
 
 #![warn(missing_docs)]
 
 pub mod board;
 pub mod game;
 pub mod job;
+pub mod probe;
 pub mod rules;
 pub mod sowing;
 

@@ -162,9 +162,11 @@ mod tests {
         );
         assert!(is_over(&Board::parse("0,0,0,0,1,2,0,1").unwrap()));
         let mut none = 0;
-        for_each_move(&Board::parse("0,0,0,0,1,2,0,1").unwrap(), Side::Second, |_| {
-            none += 1
-        });
+        for_each_move(
+            &Board::parse("0,0,0,0,1,2,0,1").unwrap(),
+            Side::Second,
+            |_| none += 1,
+        );
         assert_eq!(none, 0, "no move once the game is over");
     }
 }

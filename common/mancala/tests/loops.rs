@@ -141,7 +141,10 @@ fn every_small_move_agrees_with_a_plain_simulation() {
         });
     }
     assert!(endless > 0 && ends > 0);
-    assert!(longest >= 12, "some moves take many sowings (longest {longest})");
+    assert!(
+        longest >= 12,
+        "some moves take many sowings (longest {longest})"
+    );
 }
 
 #[test]
@@ -154,7 +157,10 @@ fn moves_that_end_after_many_laps_are_followed_to_their_end() {
         let board = Board::new(&counts).unwrap();
         match (play(&board, 1), simulate(&board, 1)) {
             (Play::Ends(e), Ok((last, sowings, after))) => {
-                assert_eq!((e.last, e.sowings, e.board.counts()), (last, sowings, &after[..]))
+                assert_eq!(
+                    (e.last, e.sowings, e.board.counts()),
+                    (last, sowings, &after[..])
+                )
             }
             (Play::Endless(l), Err((lead_in, cycle))) => {
                 assert_eq!((l.lead_in, l.cycle), (lead_in, cycle))
