@@ -10,6 +10,7 @@ mod client;
 mod counts;
 mod embedded;
 mod game_choice;
+mod loops;
 mod probe;
 mod probe_mancala;
 mod probe_simpei;
@@ -102,6 +103,26 @@ enum Command {
         /// distance (in steps of 2).
         #[arg(long, default_value_t = 2, value_name = "PLIES")]
         slack: u32,
+    },
+    /// The mancala's endless moves and repetitions reachable from the start, as Markdown:
+    /// the study's loop examples checked, positions reachable per stone count, every endless
+    /// move with a shortest line to it (counted by period and shift), every set of positions
+    /// that can repeat with a line and a cycle.
+    #[command(after_help = "Example: retro loops --game mancala4 > loops.md")]
+    Loops {
+        /// The ring: mancala4, mancala8, or mancala with --holes N.
+        #[arg(long, default_value = "mancala4")]
+        game: String,
+        /// Holes of the ring for --game mancala.
+        #[arg(long, value_name = "N")]
+        holes: Option<usize>,
+        /// How many endless moves and repetitions to list in full.
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        list: usize,
+        /// Stop with an error past this many reachable positions (the search keeps them all
+        /// in memory, about 100 bytes each).
+        #[arg(long, default_value_t = 100_000_000, value_name = "N")]
+        limit: u64,
     },
     /// Look up positions: value, moves and principal variation, or a whole file of positions.
     #[command(
@@ -579,6 +600,26 @@ fn run(cli: Cli) -> Result<()> {
             let tables = tables::Tables::open(&out)?;
             out!("{}", counts::count_table_from_tables(&tables)?);
             Ok(())
+        }
+        Command::Loops {
+            game,
+            holes,
+            list,
+            limit,
+        } => {
+            let holes = match (game.as_str(), holes) {
+                ("mancala4", None | Some(8)) => 8,
+                ("mancala8", None | Some(16)) => 16,
+                ("mancala", Some(n)) => n,
+                ("mancala", None) => bail!("--game mancala needs --holes N"),
+                ("mancala4" | "mancala8", Some(n)) => {
+                    bail!("--holes {n} does not fit --game {game} (use --game mancala --holes {n})")
+                }
+                _ => {
+                    bail!("retro loops is about the mancala: --game mancala4, mancala8 or mancala")
+                }
+            };
+            loops::report(holes, list, limit)
         }
         Command::Report { tables, slack } => {
             let tables = tables::Tables::open(&tables)?;

@@ -283,3 +283,136 @@ fn bad_mancala_input_gets_one_clear_line() {
         assert!(e.contains(expect), "{args:?}: {e}");
     }
 }
+
+#[test]
+fn probe_values_every_move_and_the_best_is_the_position_value() {
+    // Ten stones, for the study's first loop.
+    let dir = temp_dir("mancala-probe").join("out");
+    retro_ok(&[
+        "solve",
+        "--game",
+        "mancala4",
+        "--max-stones",
+        "10",
+        "--in-process",
+        "--quiet",
+        "--out",
+        s(&dir),
+    ]);
+    let want = brute_force(EndlessRule::CutOff);
+    let board = Board::parse("1,0,2,0,0,1,0,3").unwrap();
+    let json = retro_ok(&[
+        "probe",
+        "--tables",
+        s(&dir),
+        "1,0,2,0,0,1,0,3 second",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["value"], want[&(board, Side::Second)]);
+    // The study's first loop: lifting a never ends (cut off: worth 0).
+    let json = retro_ok(&[
+        "probe",
+        "--tables",
+        s(&dir),
+        "3,1,0,2,1,0,2,1",
+        "first",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let moves = report["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 3, "{json}");
+    let a = moves.iter().find(|m| m["move"] == "a").unwrap();
+    assert_eq!(a["endless"]["period"], 0);
+    assert_eq!(a["endless"]["shift"], 3);
+    assert_eq!(a["value"], 0);
+    // Best first, and the best move is worth the position's value.
+    let values: Vec<i64> = moves.iter().map(|m| m["value"].as_i64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] >= w[1]), "{values:?}");
+    assert_eq!(values[0], report["value"].as_i64().unwrap());
+    let text = retro_ok(&["probe", "--tables", s(&dir), "1,0,2,0,0,1,0,3", "second"]);
+    assert!(text.contains("best line"), "{text}");
+    assert!(text.contains("h:"), "the board diagram names holes: {text}");
+    // Boards the tables do not hold, or not boards at all: one line each.
+    for (bad, expect) in [
+        ("4,4,4,0,0,0,0,0", "up to 10"),
+        ("1,1,1,1,1,1", "holes"),
+        ("1,x,1,1,1,1,1,1", "not a stone count"),
+        ("1,1,1,1,1,1,1,1 third", "side to move"),
+    ] {
+        let e = retro_err(&["probe", "--tables", s(&dir), bad]);
+        assert!(e.contains(expect), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn loops_reports_the_study_examples_and_consistent_counts() {
+    let out = retro_ok(&["loops", "--game", "mancala4", "--list", "1000"]);
+    assert!(!out.contains("differs"), "{out}");
+    let examples = &out[out.find("## The study's examples").unwrap()..];
+    let examples = &examples[..examples.find("## Positions").unwrap()];
+    let rows = examples
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.as_bytes()[2].is_ascii_digit())
+        .count();
+    assert_eq!(rows, 11, "{examples}");
+    // Endless moves: the class counts add up to the total, and every listed line is
+    // replayed from the start to the position named, whose hole then never ends.
+    let total: usize = out
+        .lines()
+        .find(|l| l.contains("endless moves (position and hole)"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(total > 0);
+    let section = &out[out.find("| period | shift | endless moves |").unwrap()..];
+    let classes: usize = section
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.split('|')
+                .nth(3)
+                .unwrap()
+                .trim()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(classes, total);
+    let table = &out[out.find("| line | position | hole |").unwrap()..];
+    let mut replayed = 0;
+    for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let mut at = retro_mancala::Position {
+            board: Board::start(8).unwrap(),
+            side: Side::First,
+        };
+        for hole in cells[1].split_whitespace() {
+            let hole = retro_mancala::board::parse_hole(hole, 8).unwrap();
+            let mut next = None;
+            for_each_move(&at.board, at.side, |mv| {
+                if mv.hole == hole {
+                    if let Outcome::Continues { board, .. } = mv.outcome {
+                        next = Some(board);
+                    }
+                }
+            });
+            at = retro_mancala::Position {
+                board: next.expect("each move of the line goes on"),
+                side: at.side.other(),
+            };
+        }
+        assert_eq!(at.to_string(), cells[2], "{row}");
+        let hole = retro_mancala::board::parse_hole(cells[3], 8).unwrap();
+        assert!(matches!(
+            retro_mancala::sowing::play(&at.board, hole),
+            retro_mancala::sowing::Play::Endless(_)
+        ));
+        replayed += 1;
+    }
+    assert_eq!(replayed, total, "every endless move listed");
+    let e = retro_err(&["loops", "--game", "musashi25"]);
+    assert!(e.contains("mancala"), "{e}");
+}

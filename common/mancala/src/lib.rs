@@ -8,6 +8,7 @@
 //! * [`rules`]: the moves of a position, captures, the end of the game, the endless-move rule;
 //! * [`game`]: the game on the engine (stages by stones on the board, score margins, pulled);
 //! * [`job`]: what a solve job records (definition, start, words, summary table);
+//! * [`loops`]: every endless move and repetition reachable from the start;
 //! * [`probe`]: a position's value, every move's, and a best line.
 
 #![warn(missing_docs)]
@@ -15,6 +16,7 @@
 pub mod board;
 pub mod game;
 pub mod job;
+pub mod loops;
 pub mod probe;
 pub mod rules;
 pub mod sowing;
