@@ -113,13 +113,20 @@ pub fn print_status(s: &pb::JobStatus, all_tasks: bool) -> Result<()> {
         if all_tasks || t.state == "running" || t.state == "ready" {
             let detail = if t.state == "running" {
                 format!(
-                    " on worker {} (attempt {}), ply {}, {}/{} positions",
-                    t.worker_id, t.attempt, t.ply, t.positions_done, t.positions
+                    " on worker {} (attempt {}), ply {}, {} of {} array slots",
+                    t.worker_id,
+                    t.attempt,
+                    t.ply,
+                    thousands(t.positions_done),
+                    thousands(t.positions)
                 )
             } else {
                 String::new()
             };
-            outln!("  {:<10} {:<8}{detail}", t.name, t.state);
+            outln!(
+                "{}",
+                format!("  {:<10} {:<8}{detail}", t.name, t.state).trim_end()
+            );
         }
     }
     Ok(())
