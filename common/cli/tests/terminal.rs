@@ -144,6 +144,11 @@ fn ctrl_c_says_how_to_resume_and_resume_says_what_it_reuses_without_waiting_for_
     let (done, all): (usize, usize) = (kept[0].parse().unwrap(), kept[1].parse().unwrap());
     assert!(done >= 1 && done < all && all == 25, "{stdout}");
     assert!(stdout.contains("of the work in this run"), "{stdout}");
+    // Throughput, like a fresh run's summary.
+    assert!(
+        stdout.contains(" positions/s), the rest was already done; peak RSS "),
+        "{stdout}"
+    );
     // The interrupted run's tasks went back to the queue at once: no lease ran out.
     let log = std::fs::read_to_string(dir.join("retro.log")).unwrap();
     let resume_log = &log[log_before.len()..];
