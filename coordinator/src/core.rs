@@ -114,6 +114,9 @@ pub struct Core {
     computed_by: HashMap<(u64, TaskKey), u64>,
     /// Metrics counters.
     pub totals: Totals,
+    /// What status reports say of each job that needs its game or its slice records
+    /// (`status.rs`): kept until a merge changes it.
+    described: std::sync::Mutex<HashMap<u64, status::Described>>,
 }
 
 impl Core {
@@ -142,6 +145,7 @@ impl Core {
             workers: HashMap::new(),
             computed_by: HashMap::new(),
             totals: Totals::default(),
+            described: Default::default(),
         };
         core.claim_ownership()?;
         for row in core.db.read().jobs()? {

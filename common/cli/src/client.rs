@@ -56,29 +56,54 @@ pub fn refused(what: &str, status: tonic::Status) -> anyhow::Error {
 }
 
 /// Prints a job's status: a summary line, then one line per stage that is not blocked.
+/// Positions are counted as the published tables count them (as a solve's summary does).
 pub fn print_status(s: &pb::JobStatus, all_tasks: bool) -> Result<()> {
+    use crate::output::{duration, rate, thousands};
     let done = s.tasks.iter().filter(|t| t.state == "done").count();
+    let solved = if s.state == "done" {
+        format!("{} positions", thousands(s.positions_solved))
+    } else {
+        format!(
+            "{:.1}% of the work, {} positions solved so far",
+            100.0 * s.positions_done as f64 / s.positions.max(1) as f64,
+            thousands(s.positions_solved)
+        )
+    };
     outln!(
-        "job {}: {} — {} ({}/{} stages done, {:.1}% of {} positions)",
+        "job {}: {} — {} ({done}/{} stages done, {solved})",
         s.job_id,
         s.state,
         s.description,
-        done,
         s.tasks.len(),
-        100.0 * s.positions_done as f64 / s.positions.max(1) as f64,
-        s.positions
     );
     outln!("  directory: {}", s.job_dir);
+    outln!("  elapsed: {}", duration(s.elapsed_seconds));
     if s.state == "running" {
         let eta = if s.eta_seconds >= 0.0 {
-            format!("{:.0} s", s.eta_seconds)
+            duration(s.eta_seconds)
+        } else {
+            "unknown".into()
+        };
+        // The coordinator measures array slots per second; the finished stages tell how many
+        // published positions a slot is worth.
+        let slots_done: u64 = s
+            .tasks
+            .iter()
+            .filter(|t| t.state == "done")
+            .map(|t| t.positions)
+            .sum();
+        let throughput = if slots_done > 0 && s.positions_per_second > 0.0 {
+            let per_slot = s.positions_solved as f64 / slots_done as f64;
+            format!(
+                "{} positions/s",
+                rate(s.positions_per_second * per_slot.min(1.0))
+            )
         } else {
             "unknown".into()
         };
         outln!(
-            "  workers: {} live; throughput {:.1} M positions/s; ETA {eta}",
+            "  workers: {} live; throughput {throughput}; ETA {eta}",
             s.live_workers,
-            s.positions_per_second / 1e6
         );
     }
     if !s.note.is_empty() {
@@ -88,13 +113,20 @@ pub fn print_status(s: &pb::JobStatus, all_tasks: bool) -> Result<()> {
         if all_tasks || t.state == "running" || t.state == "ready" {
             let detail = if t.state == "running" {
                 format!(
-                    " on worker {} (attempt {}), ply {}, {}/{} positions",
-                    t.worker_id, t.attempt, t.ply, t.positions_done, t.positions
+                    " on worker {} (attempt {}), ply {}, {} of {} array slots",
+                    t.worker_id,
+                    t.attempt,
+                    t.ply,
+                    thousands(t.positions_done),
+                    thousands(t.positions)
                 )
             } else {
                 String::new()
             };
-            outln!("  {:<10} {:<8}{detail}", t.name, t.state);
+            outln!(
+                "{}",
+                format!("  {:<10} {:<8}{detail}", t.name, t.state).trim_end()
+            );
         }
     }
     Ok(())
@@ -113,11 +145,11 @@ pub async fn wait(client: &mut Client, job: u64) -> Result<pb::JobStatus> {
         match s.state.as_str() {
             "running" => tokio::time::sleep(Duration::from_millis(250)).await,
             "done" => {
-                bar.finish_and_clear();
+                crate::progress::finish(&bar);
                 return Ok(s);
             }
             other => {
-                bar.finish_and_clear();
+                crate::progress::finish(&bar);
                 bail!("job {job} {other}: {}", s.note);
             }
         }

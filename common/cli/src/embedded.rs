@@ -210,7 +210,7 @@ pub fn run_observed(
         coordinator.shutdown().await?;
         outcome
     });
-    bar.finish_and_clear();
+    crate::progress::finish(&bar);
     let (positions, at_start) = result?;
     let seconds = started.elapsed().as_secs_f64();
     info!(job, seconds, "embedded solve finished");

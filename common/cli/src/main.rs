@@ -199,19 +199,7 @@ fn tell_how_to_resume_on_interrupt(dir: &std::path::Path, in_process: bool) {
 fn print_summary(summary: &solve::SolveSummary, out: &std::path::Path) -> Result<()> {
     let manifest = tables::load_manifest(out)?;
     let game = tables::Tables::open(out)?;
-    let game = game.game();
-    let positions: u64 = manifest
-        .slices
-        .iter()
-        .flat_map(|r| {
-            r.histograms
-                .iter()
-                .zip(retro_engine::Side::BOTH)
-                .filter(|(_, side)| game.is_position(retro_engine::SliceId(r.id), *side))
-                .map(|(h, _)| h)
-        })
-        .flat_map(|h| h.values())
-        .sum();
+    let positions = retro_pipeline::job_dir::published_positions(game.game(), &manifest.slices);
     let peak = retro_engine::meter::peak_resident_bytes().unwrap_or(0) >> 20;
     let time = output::duration_precise(summary.seconds);
     if summary.solved_positions == 0 {
@@ -228,11 +216,14 @@ fn print_summary(summary: &solve::SolveSummary, out: &std::path::Path) -> Result
             output::rate(positions as f64 / summary.seconds.max(1e-9)),
         );
     } else {
+        // This run's share of the work, and so (about) of the positions.
+        let share = summary.solved_positions as f64 / summary.total_positions.max(1) as f64;
         outln!(
-            "Solved {} positions into {}: {:.0}% of the work in this run ({time}), the rest was already done; peak RSS {peak} MiB.",
+            "Solved {} positions into {}: {:.0}% of the work in this run ({time}, {} positions/s), the rest was already done; peak RSS {peak} MiB.",
             output::thousands(positions),
             out.display(),
-            100.0 * summary.solved_positions as f64 / summary.total_positions.max(1) as f64,
+            100.0 * share,
+            output::rate(share * positions as f64 / summary.seconds.max(1e-9)),
         );
     }
     outln!("{}", summary.start);
@@ -523,24 +514,25 @@ fn run(cli: Cli) -> Result<()> {
                 outln!("no jobs");
                 return Ok(());
             }
-            outln!(
-                "{:>6}  {:<9}  {:>6}  {:>9}  {:<14}  game",
-                "job",
-                "state",
-                "done",
-                "elapsed",
-                "directory"
-            );
-            for j in jobs {
-                outln!(
-                    "{:>6}  {:<9}  {:>5.1}%  {:>9}  {:<14}  {}",
-                    j.job_id,
-                    j.state,
-                    100.0 * j.positions_done as f64 / j.positions.max(1) as f64,
-                    output::duration(j.elapsed_seconds),
-                    j.job_dir,
-                    j.description
-                );
+            let rows: Vec<[String; 6]> = jobs
+                .iter()
+                .map(|j| {
+                    [
+                        j.job_id.to_string(),
+                        j.state.clone(),
+                        format!(
+                            "{:.1}%",
+                            100.0 * j.positions_done as f64 / j.positions.max(1) as f64
+                        ),
+                        output::duration(j.elapsed_seconds),
+                        j.description.clone(),
+                        j.job_dir.clone(),
+                    ]
+                })
+                .collect();
+            let header = ["job", "state", "done", "elapsed", "game", "directory"];
+            for line in output::table(&header, &rows, &[true, false, true, true, false, false]) {
+                outln!("{line}");
             }
             Ok(())
         }),

@@ -75,3 +75,39 @@ pub fn rate(per_second: f64) -> String {
         thousands(per_second.round() as u64)
     }
 }
+
+/// A table as lines: `header`, then `rows`, each column as wide as its widest cell (numbers,
+/// `right[i]`, aligned right), two spaces apart; the last column is not padded.
+pub fn table<const N: usize>(
+    header: &[&str; N],
+    rows: &[[String; N]],
+    right: &[bool; N],
+) -> Vec<String> {
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; N]| {
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                text.push_str("  ");
+            }
+            let pad = " ".repeat(widths[i] - cell.chars().count());
+            match (right[i], i + 1 == N) {
+                (true, _) => text.push_str(&format!("{pad}{cell}")),
+                (false, false) => text.push_str(&format!("{cell}{pad}")),
+                (false, true) => text.push_str(cell),
+            }
+        }
+        text
+    };
+    std::iter::once(line(*header))
+        .chain(
+            rows.iter()
+                .map(|r| line(std::array::from_fn(|i| r[i].as_str()))),
+        )
+        .collect()
+}

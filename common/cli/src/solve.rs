@@ -171,7 +171,7 @@ pub fn run_with_bar(
             });
         }
     });
-    bar.finish_and_clear();
+    crate::progress::finish(&bar);
     let mut st = state.into_inner().expect("schedule lock");
     if let Some(e) = st.error {
         return Err(e);

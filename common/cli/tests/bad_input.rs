@@ -277,6 +277,7 @@ fn every_command_help_ends_with_an_example() {
         "cancel",
         "jobs",
         "counts",
+        "report",
         "probe",
         "verify",
         "bench",

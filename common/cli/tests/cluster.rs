@@ -338,3 +338,80 @@ fn tasks_go_only_to_workers_whose_memory_budget_fits() {
     cluster.wait_done(job, Duration::from_secs(120));
     assert_same_results(&want, &cluster.job_dir(job));
 }
+
+#[test]
+fn jobs_and_status_count_published_positions_and_a_finished_jobs_elapsed_time_stays() {
+    const BOARD33_4: [&str; 4] = ["--game", "musashi33", "--max-browns", "4"];
+    // What a solve's summary says the job solves: "Solved 1,370,764 positions into ...".
+    let alone = temp_dir("cluster-client-alone");
+    let summary = retro_ok(
+        &[
+            &["solve", "--in-process", "--quiet", "--out", s(&alone)],
+            &BOARD33_4[..],
+        ]
+        .concat(),
+    );
+    let solved = summary
+        .strip_prefix("Solved ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("{summary}"))
+        .to_string();
+    assert!(solved.contains(','), "{summary}");
+    let dir = temp_dir("cluster-client-output");
+    let cluster = Cluster::new(&dir, 5_000);
+    let mut coordinator = cluster.start_coordinator();
+    let _worker = cluster.start_worker("w1", 1);
+    let job = cluster.submit(&[&BOARD33_4[..], &["--wait"]].concat());
+    let stdout = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    // The status counts positions as the summary does, with thousands separators.
+    let status = stdout(cluster.client("status", &[&job.to_string()]));
+    println!("{status}");
+    assert!(
+        status.starts_with(&format!("job {job}: done — musashi: ")),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!(" stages done, {solved} positions)")),
+        "the status should count {solved} positions: {status}"
+    );
+    assert!(status.contains("\n  elapsed: "), "{status}");
+    // A finished job's elapsed time is submission to finish: it does not grow, and a
+    // restarted coordinator (which has not loaded the job) shows the same.
+    let jobs = || stdout(cluster.client("jobs", &[]));
+    let first = jobs();
+    println!("{first}");
+    std::thread::sleep(Duration::from_millis(2_200));
+    assert_eq!(jobs(), first, "a finished job's elapsed time grew");
+    coordinator.kill();
+    let _coordinator = cluster.start_coordinator();
+    assert_eq!(
+        jobs(),
+        first,
+        "a restarted coordinator shows another elapsed time"
+    );
+    // The columns line up whatever the directory's length: it comes last.
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines.len(), 2, "{first}");
+    assert!(lines[0].ends_with("  directory"), "{first}");
+    let game_at = lines[0].find("  game").unwrap() + 2;
+    assert!(lines[1][game_at..].starts_with("musashi: "), "{first}");
+    assert!(
+        lines[1].ends_with(&format!("  {}", cluster.job_dir(job).display())),
+        "{first}"
+    );
+    for column in ["done", "elapsed"] {
+        let end = lines[0].find(column).unwrap() + column.len();
+        assert_eq!(
+            &lines[1][end..end + 2],
+            "  ",
+            "{column} misaligned: {first}"
+        );
+    }
+}

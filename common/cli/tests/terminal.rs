@@ -144,6 +144,11 @@ fn ctrl_c_says_how_to_resume_and_resume_says_what_it_reuses_without_waiting_for_
     let (done, all): (usize, usize) = (kept[0].parse().unwrap(), kept[1].parse().unwrap());
     assert!(done >= 1 && done < all && all == 25, "{stdout}");
     assert!(stdout.contains("of the work in this run"), "{stdout}");
+    // Throughput, like a fresh run's summary.
+    assert!(
+        stdout.contains(" positions/s), the rest was already done; peak RSS "),
+        "{stdout}"
+    );
     // The interrupted run's tasks went back to the queue at once: no lease ran out.
     let log = std::fs::read_to_string(dir.join("retro.log")).unwrap();
     let resume_log = &log[log_before.len()..];
@@ -153,5 +158,167 @@ fn ctrl_c_says_how_to_resume_and_resume_says_what_it_reuses_without_waiting_for_
     assert_eq!(
         text(&retro_plain(&["counts", "--tables", s(&dir)]).stdout),
         expected
+    );
+}
+
+/// Runs `retro args` at a terminal: under a pseudo-terminal made by util-linux's `script`
+/// (stdout and stderr both on it), as a person at a terminal would, and returns what was
+/// written to that terminal; `None`, said on stdout, when no pseudo-terminal can be had.
+fn retro_at_terminal(args: &[&str]) -> Option<String> {
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_retro"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let run = Command::new("script")
+        .args(["-qfec", &quoted.join(" "), "/dev/null"])
+        .env_remove("RETRO_LOG")
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output();
+    match run {
+        Ok(out) if out.status.success() => Some(text(&out.stdout)),
+        Ok(out) if text(&out.stdout).contains("Solved ") => {
+            panic!("retro failed at a terminal: {}", text(&out.stdout))
+        }
+        other => {
+            println!("SKIPPED: no pseudo-terminal (util-linux `script` did not run: {other:?})");
+            None
+        }
+    }
+}
+
+/// The lines a terminal shows after `written`: carriage returns, line erasing and cursor
+/// moves applied (what indicatif and tracing write), other escape codes dropped.
+fn screen(written: &str) -> Vec<String> {
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = written.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                col = 0;
+                if lines.len() <= row {
+                    lines.push(Vec::new());
+                }
+            }
+            '\u{1b}' => {
+                if chars.peek() != Some(&'[') {
+                    chars.next();
+                    continue;
+                }
+                chars.next();
+                let mut params = String::new();
+                let mut command = ' ';
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        command = c;
+                        break;
+                    }
+                    params.push(c);
+                }
+                let n: usize = params.trim_start_matches('?').parse().unwrap_or(0);
+                let line = &mut lines[row];
+                match command {
+                    'K' if n == 2 => line.clear(),
+                    'K' if n == 0 => line.truncate(col),
+                    'K' => line.truncate(0),
+                    'A' => row = row.saturating_sub(n.max(1)),
+                    'G' => col = n.saturating_sub(1),
+                    'J' => {
+                        line.truncate(col);
+                        lines.truncate(row + 1);
+                    }
+                    _ => {}
+                }
+            }
+            c => {
+                let line = &mut lines[row];
+                if line.len() <= col {
+                    line.resize(col + 1, ' ');
+                }
+                line[col] = c;
+                col += 1;
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
+        .collect()
+}
+
+/// Whether a line shown is (or holds) the progress bar: "00:00:03 [=====>   ]  20% ...".
+fn is_bar(line: &str) -> bool {
+    line.contains(" [") && line.contains("] ") && line.contains('%') && line.contains("00:")
+}
+
+#[test]
+fn at_a_terminal_a_solve_shows_one_bar_then_its_summary_and_keeps_task_lines_in_its_log() {
+    let dir = temp_dir("terminal-pty");
+    let args = [
+        "solve",
+        "--game",
+        "musashi33",
+        "--max-browns",
+        "6",
+        "--out",
+        s(&dir),
+    ];
+    let Some(written) = retro_at_terminal(&args) else {
+        return;
+    };
+    let shown = screen(&written);
+    println!("{}", shown.join("\n"));
+    // No task-level log lines at the terminal, and no copy of the bar left behind.
+    assert!(
+        !shown.iter().any(|l| l.contains(" INFO ")),
+        "log lines at the terminal: {shown:#?}"
+    );
+    assert!(
+        !shown.iter().any(|l| is_bar(l)),
+        "a copy of the bar was left: {shown:#?}"
+    );
+    // The built-in workers start at once: no instruction to start one.
+    assert!(!written.contains("waiting for a worker"), "{written:?}");
+    assert!(!written.contains("ETA 0 s"), "{written:?}");
+    let summary = format!("Solved 37,937,210 positions into {} in ", s(&dir));
+    assert!(
+        shown.iter().any(|l| l.starts_with(&summary)),
+        "no summary: {shown:#?}"
+    );
+    // The task lines are in the job's log.
+    let log = std::fs::read_to_string(dir.join("retro.log")).expect("retro.log written");
+    assert!(log.contains("task merged"), "{log}");
+}
+
+#[test]
+fn at_a_terminal_verbose_log_lines_go_around_the_bar() {
+    let dir = temp_dir("terminal-pty-verbose");
+    let args = [
+        "solve",
+        "-v",
+        "--game",
+        "musashi33",
+        "--max-browns",
+        "5",
+        "--out",
+        s(&dir),
+    ];
+    let Some(written) = retro_at_terminal(&args) else {
+        return;
+    };
+    let shown = screen(&written);
+    println!("{}", shown.join("\n"));
+    let merged = shown.iter().filter(|l| l.contains("task merged")).count();
+    assert!(merged >= 5, "with -v the task lines are shown: {shown:#?}");
+    assert!(
+        shown.iter().all(|l| !is_bar(l)),
+        "a log line left a copy of the bar: {shown:#?}"
+    );
+    assert!(
+        shown.iter().any(|l| l.starts_with("Solved ")),
+        "no summary: {shown:#?}"
     );
 }

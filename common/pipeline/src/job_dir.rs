@@ -35,6 +35,23 @@ pub fn fresh_manifest(game: &dyn JobGame) -> Manifest {
     }
 }
 
+/// Positions of the finished slices `records` as the published tables count them: canonical
+/// positions of the sections that hold positions of the game (both sides to move where both
+/// do), not array slots. What a solve's summary and a job's status report.
+pub fn published_positions(game: &dyn JobGame, records: &[SliceRecord]) -> u64 {
+    records
+        .iter()
+        .flat_map(|r| {
+            r.histograms
+                .iter()
+                .zip(Side::BOTH)
+                .filter(|(_, side)| game.is_position(SliceId(r.id), *side))
+                .map(|(h, _)| h)
+        })
+        .flat_map(|h| h.values())
+        .sum()
+}
+
 /// Prepares `dir` for solving `game`: creates it, or checks that it holds a solve of the same
 /// definition, or a smaller solve that this one grows (see
 /// [`JobGame::grows_from`]), and removes temporaries a killed writer

@@ -83,6 +83,53 @@ impl std::io::Write for JobLogWriter {
     }
 }
 
+/// Something drawn on stderr that log lines must not tear, such as a progress bar: each line
+/// is written while the display is put away (and drawn again after it).
+pub trait StderrDisplay: Send + Sync {
+    /// Clears the display, runs `write`, and draws the display again.
+    fn suspend(&self, write: &mut dyn FnMut());
+}
+
+/// The display log lines on stderr go around, while there is one.
+static STDERR_DISPLAY: std::sync::RwLock<Option<std::sync::Arc<dyn StderrDisplay>>> =
+    std::sync::RwLock::new(None);
+
+/// From now on (`Some`) log lines on stderr are written around `display`; `None` when it is
+/// gone.
+pub fn set_stderr_display(display: Option<std::sync::Arc<dyn StderrDisplay>>) {
+    *STDERR_DISPLAY.write().unwrap_or_else(|p| p.into_inner()) = display;
+}
+
+/// A writer to stderr that puts the live display (if any) away for each log line: the
+/// formatting layers hand it one whole line per write.
+struct StderrAroundDisplay;
+
+impl std::io::Write for StderrAroundDisplay {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_all(bytes)?;
+        Ok(bytes.len())
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let display = STDERR_DISPLAY
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match display {
+            Some(display) => {
+                let mut result = Ok(());
+                display.suspend(&mut || result = std::io::stderr().lock().write_all(bytes));
+                result
+            }
+            None => std::io::stderr().lock().write_all(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// The subscriber: stderr with `RETRO_LOG` or `default_filter`, and (`job_file`) the job log
 /// at `info`.
 fn init(format: LogFormat, default_filter: &str, job_file: bool) {
@@ -96,13 +143,13 @@ fn init(format: LogFormat, default_filter: &str, job_file: bool) {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let stderr: Boxed = match format {
         LogFormat::Text => fmt::layer()
-            .with_writer(std::io::stderr)
+            .with_writer(|| StderrAroundDisplay)
             .with_ansi(ansi)
             .with_filter(filter)
             .boxed(),
         LogFormat::Json => fmt::layer()
             .json()
-            .with_writer(std::io::stderr)
+            .with_writer(|| StderrAroundDisplay)
             .with_filter(filter)
             .boxed(),
     };

@@ -240,7 +240,7 @@ impl Core {
         let job = self.jobs.get_mut(&id).expect("exists");
         job.set_task(task);
         if fatal {
-            job.row.state = JobState::Failed;
+            job.set_state(JobState::Failed);
             job.row.note = req.reason.clone();
         }
         Ok(())

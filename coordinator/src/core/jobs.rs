@@ -71,13 +71,17 @@ impl Core {
                 self.db.read().set_job_state(id, JobState::Running, "")?;
                 let mut row = row.clone();
                 row.state = JobState::Running;
+                row.finished_ms = None;
                 self.load_job(row)?;
                 self.recover(id)?;
             } else if row.state == JobState::Done && !self.jobs.contains_key(&id) {
                 // A finished job is checked again: a damaged table is solved again.
                 let row = row.clone();
                 self.load_job(row)?;
-                self.jobs.get_mut(&id).expect("loaded").row.state = JobState::Running;
+                self.jobs
+                    .get_mut(&id)
+                    .expect("loaded")
+                    .set_state(JobState::Running);
                 self.db.read().set_job_state(id, JobState::Running, "")?;
                 self.recover(id)?;
             }
@@ -169,7 +173,7 @@ impl Core {
                 job.row.state
             )));
         }
-        job.row.state = JobState::Cancelled;
+        job.set_state(JobState::Cancelled);
         self.db.transaction(|tx| {
             tx.set_job_state(id, JobState::Cancelled, "cancelled by request")?;
             tx.event(Some(id), None, None, None, "cancelled", "")
@@ -223,7 +227,10 @@ impl Core {
             tx.set_job_state(id, JobState::Done, "")?;
             tx.event(Some(id), None, None, None, "job_done", "")
         })?;
-        self.jobs.get_mut(&id).expect("loaded").row.state = JobState::Done;
+        self.jobs
+            .get_mut(&id)
+            .expect("loaded")
+            .set_state(JobState::Done);
         info!(job = id, "job done");
         Ok(())
     }

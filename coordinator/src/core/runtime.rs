@@ -10,6 +10,7 @@
 
 use super::{Core, Refusal};
 use crate::db::{JobRow, StepFileRow, TaskRow};
+use crate::job_state::JobState;
 use crate::task_state::TaskState;
 use retro_engine::Stage;
 use retro_pipeline::{JobGame, LocalStorage};
@@ -57,6 +58,13 @@ pub(crate) struct JobRuntime {
 }
 
 impl JobRuntime {
+    /// Mirrors [`crate::db::Db::set_job_state`]: the job's state, and its finish time (none
+    /// while it runs), which status reports count its elapsed time to.
+    pub(super) fn set_state(&mut self, state: JobState) {
+        self.row.state = state;
+        self.row.finished_ms = (state != JobState::Running).then(crate::db::now_ms);
+    }
+
     /// Whether every stage `stage` reads is done.
     pub(super) fn ready(&self, stage: usize) -> bool {
         self.stages[stage]

@@ -10,9 +10,12 @@ use super::{Core, JobRuntime, Refusal};
 use crate::db::TaskRow;
 use crate::job_state::JobState;
 use crate::task_state::TaskState;
+use retro_pipeline::job_dir;
 use retro_pipeline::stage::{human_bytes, task_capacity};
+use retro_pipeline::JobGame;
 use retro_proto as pb;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 impl Core {
     /// Status of one job (any job in the database).
@@ -33,11 +36,20 @@ impl Core {
             .map(|t| t.positions)
             .sum();
         let elapsed_seconds = row.elapsed_seconds();
+        let finished = tasks.iter().filter(|t| t.state == TaskState::Done).count();
+        let (description, positions_solved) = match self.described(id, finished, || {
+            (self.config.open_game)(&row.game, &row.definition)
+        }) {
+            Ok(d) => (d.description, d.positions_solved),
+            // A game this binary cannot open: its definition as recorded.
+            Err(_) => (describe(&row.game, &row.definition), 0),
+        };
         Ok(pb::JobStatus {
             job_id: id,
             state: row.state.as_str().into(),
-            description: describe(&row.game, &row.definition),
-            job_dir: row.dir,
+            description,
+            // As for a loaded job: where it is on the coordinator's machine.
+            job_dir: self.config.data.join(&row.dir).display().to_string(),
             tasks: Vec::new(),
             positions_done: done,
             positions,
@@ -46,7 +58,44 @@ impl Core {
             live_workers: self.live_workers() as u32,
             elapsed_seconds,
             note: row.note,
+            positions_solved,
         })
+    }
+
+    /// Seconds from a loaded job's submission to its end (or now): a stopped job's as its
+    /// database row has them, so that they read the same after a restart.
+    fn elapsed_seconds(&self, job: &JobRuntime) -> f64 {
+        if job.row.state == JobState::Running {
+            return job.row.elapsed_seconds();
+        }
+        match self.db.read().job(job.row.id) {
+            Ok(Some(row)) => row.elapsed_seconds(),
+            _ => job.row.elapsed_seconds(),
+        }
+    }
+
+    /// How job `id` is described and its positions solved so far as the published tables
+    /// count them ([`job_dir::published_positions`], as a solve's summary counts them), the
+    /// same whether the job is loaded or not; recounted from the database only when
+    /// `finished` (its count of finished tasks) changed.
+    fn described(
+        &self,
+        id: u64,
+        finished: usize,
+        game: impl FnOnce() -> anyhow::Result<Arc<dyn JobGame>>,
+    ) -> anyhow::Result<Described> {
+        let mut cache = self.described.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = cache.get(&id).filter(|d| d.finished == finished) {
+            return Ok(d.clone());
+        }
+        let game = game()?;
+        let d = Described {
+            finished,
+            description: format!("{}: {}", game.name(), game.describe()),
+            positions_solved: job_dir::published_positions(&*game, &self.records(id)?),
+        };
+        cache.insert(id, d.clone());
+        Ok(d)
     }
 
     /// The status of a loaded job: its tasks with live progress, the rate since this process
@@ -88,8 +137,17 @@ impl Core {
             });
         }
         let positions: u64 = job.tasks.iter().map(|t| t.positions).sum();
-        let elapsed = job.started.elapsed().as_secs_f64();
-        let rate = done.saturating_sub(job.positions_at_start) as f64 / elapsed.max(1e-3);
+        let finished = job
+            .all_tasks()
+            .filter(|t| t.state == TaskState::Done)
+            .count();
+        let positions_solved = self
+            .described(id, finished, || Ok(job.game.clone()))
+            .map_or(0, |d| d.positions_solved);
+        // The rate counts only what this process saw solved; the elapsed time is the job's,
+        // from submission to its end (or now), as recorded.
+        let rate = done.saturating_sub(job.positions_at_start) as f64
+            / job.started.elapsed().as_secs_f64().max(1e-3);
         let eta = if job.row.state == JobState::Done {
             0.0
         } else if rate > 0.0 {
@@ -138,7 +196,8 @@ impl Core {
             eta_seconds: eta,
             live_workers: live as u32,
             note,
-            elapsed_seconds: elapsed,
+            elapsed_seconds: self.elapsed_seconds(job),
+            positions_solved,
         }
     }
 
@@ -191,3 +250,14 @@ fn shown_state(job: &JobRuntime, t: &TaskRow) -> &'static str {
 const READY: &str = "ready";
 /// The shown state of a pending stage that reads a stage not done yet.
 const BLOCKED: &str = "blocked";
+
+/// What a status report says of a job that takes its game or its slice records to know.
+#[derive(Clone)]
+pub(super) struct Described {
+    /// Finished tasks when this was worked out.
+    finished: usize,
+    /// "musashi: BOARD33, up to 6 browns".
+    description: String,
+    /// Positions of the finished slices as the published tables count them.
+    positions_solved: u64,
+}
