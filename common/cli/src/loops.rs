@@ -59,6 +59,13 @@ pub fn report(holes: usize, list: usize, limit: u64) -> Result<()> {
     }
     let found = analyse(start, limit).map_err(anyhow::Error::msg)?;
     let total: u64 = found.reachable_by_stones.values().sum();
+    if let Some(d) = found.complete_to {
+        outln!(
+            "**Partial search**: more than {limit} positions are reachable; the search stopped \
+             and everything below covers the positions within {d} moves of the start (all of \
+             them), not the whole game.\n"
+        );
+    }
     outln!("## Positions reachable from the start\n");
     outln!(
         "{total} positions (board and player to move; a move that ends the game leads to none).\n"

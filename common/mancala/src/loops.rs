@@ -59,6 +59,10 @@ pub struct Analysis {
     pub endless: Vec<EndlessMove>,
     /// Every set of positions that can repeat, in order of distance.
     pub repetitions: Vec<Repetition>,
+    /// `None` when every reachable position was searched; otherwise the number of moves from
+    /// the start up to which the search is complete (it stopped at its position limit, and
+    /// everything above covers only the positions up to that distance).
+    pub complete_to: Option<u32>,
 }
 
 impl Analysis {
@@ -94,8 +98,9 @@ pub fn line_text(line: &[usize]) -> String {
     }
 }
 
-/// Searches every position reachable from `start`. Stops with an error past `limit`
-/// positions (the search keeps every position in memory).
+/// Searches every position reachable from `start`, in order of distance. Past `limit`
+/// positions (the search keeps every position in memory) it stops at the end of the last
+/// distance it finished and reports what it found up to there.
 pub fn analyse(start: Position, limit: u64) -> Result<Analysis, String> {
     // Positions by number, with the move that first reached each.
     let mut number: HashMap<Position, u32> = HashMap::new();
@@ -109,6 +114,8 @@ pub fn analyse(start: Position, limit: u64) -> Result<Analysis, String> {
     positions.push(start);
     parent.push((u32::MAX, 0));
     queue.push_back(0u32);
+    let mut depth = vec![0u32];
+    let mut complete_to = None;
     let line_to = |parent: &[(u32, u8)], mut at: u32| {
         let mut line = Vec::new();
         while parent[at as usize].0 != u32::MAX {
@@ -119,6 +126,14 @@ pub fn analyse(start: Position, limit: u64) -> Result<Analysis, String> {
         line
     };
     while let Some(at) = queue.pop_front() {
+        if positions.len() as u64 >= limit {
+            // Positions at this distance and nearer have all been expanded.
+            let d = depth[at as usize];
+            complete_to = Some(d.saturating_sub(1));
+            let keep = depth.iter().take_while(|&&x| x < d).count();
+            positions.truncate(keep.max(1));
+            break;
+        }
         let pos = positions[at as usize];
         let mut edges = Vec::new();
         let mut next = Vec::new();
@@ -138,14 +153,10 @@ pub fn analyse(start: Position, limit: u64) -> Result<Analysis, String> {
             let id = match number.get(&to) {
                 Some(&id) => id,
                 None => {
-                    if positions.len() as u64 >= limit {
-                        return Err(format!(
-                            "more than {limit} positions are reachable: the search stops here"
-                        ));
-                    }
                     let id = positions.len() as u32;
                     number.insert(to, id);
                     positions.push(to);
+                    depth.push(depth[at as usize] + 1);
                     parent.push((at, hole as u8));
                     queue.push_back(id);
                     id
@@ -161,8 +172,12 @@ pub fn analyse(start: Position, limit: u64) -> Result<Analysis, String> {
         quiet[at as usize] = edges;
     }
     quiet.resize(positions.len(), Vec::new());
+    for edges in &mut quiet {
+        edges.retain(|&(to, _)| (to as usize) < positions.len());
+    }
     let endless = endless
         .into_iter()
+        .filter(|&(at, _, _)| (at as usize) < positions.len())
         .map(|(at, hole, found)| EndlessMove {
             position: positions[at as usize],
             hole,
@@ -193,6 +208,7 @@ pub fn analyse(start: Position, limit: u64) -> Result<Analysis, String> {
         reachable_by_stones,
         endless,
         repetitions,
+        complete_to,
     })
 }
 
