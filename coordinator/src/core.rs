@@ -95,8 +95,8 @@ pub struct Core {
     _lock: DirLock,
     /// This coordinator as the database's owner (`ownership.rs`).
     owner: crate::db::Owner,
-    /// Why this coordinator stopped scheduling: another took the database over.
-    deposed: Option<String>,
+    /// Why this coordinator stopped scheduling: another took the database over (for good).
+    deposed: Option<crate::db::Deposed>,
     /// How it runs.
     config: CoreConfig,
     /// The durable state: every change is written here first, then mirrored in memory.

@@ -9,8 +9,9 @@
 //!   `counts.csv` is recomputed, and the results are identical to a clean run (in-process and
 //!   through the embedded cluster).
 //! * The database's owner row: a coordinator elsewhere (as on a shared filesystem whose locks
-//!   do not reach this machine) deposes a running one, refuses a new one while its heartbeat
-//!   is fresh, and is taken over once stale.
+//!   do not reach this machine) deposes a running one, which then writes nothing (submit,
+//!   cancel and registration refused, the reaper takes no task back), refuses a new one while
+//!   its heartbeat is fresh, and is taken over once stale.
 //! * The disk filling up in the middle of a stage (a small tmpfs): a clear error naming the
 //!   file, and after space is freed the solve finishes identical.
 
@@ -18,7 +19,7 @@ mod support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use support::cluster::{reference, wait_until, Cluster};
+use support::cluster::{reference, wait_until, Cluster, Proc};
 use support::{assert_same_results, retro, retro_err, retro_ok, s, temp_dir};
 
 /// The solve the tests run: long enough (several seconds) to be caught running.
@@ -236,18 +237,87 @@ fn claim_as(cluster: &Cluster, host: &str, age_ms: i64) {
     .unwrap();
 }
 
+/// Waits until process `p` exits (it must, within 30 s).
+fn wait_exit(p: &mut Proc) {
+    wait_until(
+        Duration::from_secs(30),
+        &format!("{} exits", p.name),
+        || p.child.try_wait().unwrap().is_some(),
+    );
+}
+
 #[test]
 fn the_database_names_its_coordinator_and_a_second_one_elsewhere_is_refused_or_deposes_it() {
     let dir = temp_dir("owner-row");
-    let cluster = Cluster::new(&dir, 1_000);
+    // Lease 3 s: heartbeats and lease checks every 0.75 s.
+    let cluster = Cluster::new(&dir, 3_000);
     let mut first = cluster.start_coordinator();
-    // Another machine takes the database over: this coordinator stops scheduling.
+    // A job with a task running whose worker is then killed: its lease will run out.
+    let job = cluster.submit(&["--max-browns", "9"]);
+    let mut running = Vec::new();
+    for attempt in 0..5 {
+        let mut worker = cluster.start_worker(&format!("w{attempt}"), 2);
+        wait_until(Duration::from_secs(60), "a task runs", || {
+            !cluster.stages_in(job, "running").is_empty()
+        });
+        worker.kill();
+        // A report or poll it sent just before it died may still be served: let it settle.
+        // (Killed between two tasks, it holds none: try again.)
+        std::thread::sleep(Duration::from_millis(300));
+        running = cluster.stages_in(job, "running");
+        if !running.is_empty() {
+            break;
+        }
+    }
+    assert!(!running.is_empty(), "no worker was caught running a task");
+    // At once (long before the lease runs out), another machine takes the database over:
+    // this coordinator stops scheduling, and writes nothing more.
     claim_as(&cluster, "elsewhere", 0);
+    let events = cluster.last_event();
+    let owned_elsewhere = "now owned by another coordinator (pid 4242 on elsewhere)";
     wait_until(Duration::from_secs(20), "the coordinator notices", || {
-        cluster
-            .log("coordinator")
-            .contains("now owned by another coordinator (pid 4242 on elsewhere)")
+        cluster.log("coordinator").contains(owned_elsewhere)
     });
+    // Every request that would write is refused, naming the new owner...
+    let submitted = cluster.client("submit", &["--max-browns", "6"]);
+    let cancelled = cluster.client("cancel", &[&job.to_string()]);
+    for (what, out) in [("submit", submitted), ("cancel", cancelled)] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what} accepted: {stderr}");
+        assert!(
+            stderr.contains("FailedPrecondition") && stderr.contains(owned_elsewhere),
+            "{what}: {stderr}"
+        );
+    }
+    let mut late = cluster.start_worker("late", 1);
+    wait_exit(&mut late);
+    assert!(
+        cluster.log("late").contains(owned_elsewhere),
+        "{}",
+        cluster.log("late")
+    );
+    // ... read-only ones are still answered ...
+    let status = cluster.client("status", &[&job.to_string()]);
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    // ... and the reaper takes no task back, although their leases ran out long ago.
+    std::thread::sleep(Duration::from_millis(3 * cluster.lease_ms));
+    assert_eq!(cluster.events("lease_expired"), 0);
+    assert_eq!(cluster.stages_in(job, "running"), running);
+    assert_eq!(cluster.job_state(job), "running");
+    assert_eq!(
+        cluster.last_event(),
+        events,
+        "a deposed coordinator writes no event"
+    );
+    assert!(
+        !cluster.log("coordinator").contains("lease expired"),
+        "{}",
+        cluster.log("coordinator")
+    );
     first.kill();
     // A coordinator starting while the other machine's heartbeat is fresh is refused...
     claim_as(&cluster, "elsewhere", 0);
@@ -262,9 +332,16 @@ fn the_database_names_its_coordinator_and_a_second_one_elsewhere_is_refused_or_d
         stderr.contains("owned by another coordinator (pid 4242 on elsewhere"),
         "{stderr}"
     );
-    // ... and takes over once it is stale (a crashed coordinator), then solves a job.
+    // ... and takes over once it is stale (a crashed coordinator); its requests are served:
+    // a cancel, a new job solved.
     claim_as(&cluster, "elsewhere", 600_000);
     let _coordinator = cluster.start_coordinator();
+    let cancelled = cluster.client("cancel", &[&job.to_string()]);
+    assert!(
+        cancelled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cancelled.stderr)
+    );
     let _worker = cluster.start_worker("w", 2);
     let job = cluster.submit(&["--max-browns", "6"]);
     cluster.wait_done(job, Duration::from_secs(120));

@@ -45,13 +45,9 @@ impl Core {
                         None,
                         "grown",
                         "a larger solve took over",
-                    )
+                    )?;
+                    tx.set_job_state(old, JobState::Cancelled, "grown into a larger solve")
                 })?;
-                self.db.read().set_job_state(
-                    old,
-                    JobState::Cancelled,
-                    "grown into a larger solve",
-                )?;
                 info!(
                     job = old,
                     "growing the embedded solve: finished stages are adopted"
@@ -68,7 +64,8 @@ impl Core {
             }
             let id = row.id;
             if row.state != JobState::Running && row.state != JobState::Done {
-                self.db.read().set_job_state(id, JobState::Running, "")?;
+                self.db
+                    .transaction(|tx| tx.set_job_state(id, JobState::Running, ""))?;
                 let mut row = row.clone();
                 row.state = JobState::Running;
                 self.load_job(row)?;
@@ -78,7 +75,8 @@ impl Core {
                 let row = row.clone();
                 self.load_job(row)?;
                 self.jobs.get_mut(&id).expect("loaded").row.state = JobState::Running;
-                self.db.read().set_job_state(id, JobState::Running, "")?;
+                self.db
+                    .transaction(|tx| tx.set_job_state(id, JobState::Running, ""))?;
                 self.recover(id)?;
             }
             return Ok(id);
@@ -146,8 +144,7 @@ impl Core {
         })();
         if let Err(e) = planned {
             self.db
-                .read()
-                .set_job_state(id, JobState::Failed, &error_text(&e))?;
+                .transaction(|tx| tx.set_job_state(id, JobState::Failed, &error_text(&e)))?;
             return Err(e);
         }
         info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
@@ -159,9 +156,10 @@ impl Core {
 
     /// Cancels a job: no more tasks are given out, running ones are abandoned.
     pub fn cancel(&mut self, id: u64) -> Result<(), Refusal> {
+        self.check_owner()?;
         let job = self
             .jobs
-            .get_mut(&id)
+            .get(&id)
             .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
         if job.row.state != JobState::Running {
             return Err(Refusal::FailedPrecondition(format!(
@@ -169,11 +167,11 @@ impl Core {
                 job.row.state
             )));
         }
-        job.row.state = JobState::Cancelled;
         self.db.transaction(|tx| {
             tx.set_job_state(id, JobState::Cancelled, "cancelled by request")?;
             tx.event(Some(id), None, None, None, "cancelled", "")
         })?;
+        self.jobs.get_mut(&id).expect("found above").row.state = JobState::Cancelled;
         info!(job = id, "job cancelled");
         Ok(())
     }
