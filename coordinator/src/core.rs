@@ -117,8 +117,9 @@ pub struct Core {
 }
 
 impl Core {
-    /// Opens the data directory (locking it: one coordinator per data directory) and resumes
-    /// every running job found in its database.
+    /// Opens the data directory (locking it: one coordinator per data directory), resumes
+    /// every running job found in its database, and repairs the manifest (and count table) of
+    /// the others if it is missing or damaged.
     pub fn open(config: CoreConfig) -> Result<Core> {
         let lock = DirLock::acquire(&config.data)?;
         Core::open_locked(config, lock)
@@ -149,6 +150,14 @@ impl Core {
                 let id = row.id;
                 core.load_job(row)?;
                 core.recover(id)?;
+            } else if let Err(e) = core.repair_idle_job(&row) {
+                // A job that no longer runs does not keep the coordinator from starting.
+                tracing::warn!(
+                    job = row.id,
+                    "cannot check the files of the {} job: {}",
+                    row.state,
+                    retro_pipeline::process::error_text(&e)
+                );
             }
         }
         Ok(core)

@@ -12,6 +12,9 @@
 //!   do not reach this machine) deposes a running one, which then writes nothing (submit,
 //!   cancel and registration refused, the reaper takes no task back), refuses a new one while
 //!   its heartbeat is fresh, and is taken over once stale.
+//! * A coordinator restarted on a job whose manifest was damaged or deleted rebuilds it from
+//!   its database, byte-identical, with a warning naming it: a running job as it recovers, a
+//!   finished one (and its count table) at start.
 //! * The disk filling up in the middle of a stage (a small tmpfs): a clear error naming the
 //!   file, and after space is freed the solve finishes identical.
 
@@ -133,7 +136,9 @@ fn damaged_or_missing_manifests_and_count_tables_are_rebuilt() {
         flip_byte(&dir.join("manifest.json"), 300);
         let refused = retro_err(&["counts", "--out", s(&dir)]);
         assert!(
-            refused.contains("manifest.json") && refused.contains("rebuilds"),
+            refused.contains("manifest.json")
+                && refused.contains("re-run the `retro solve`")
+                && refused.contains("restart the coordinator"),
             "{refused}"
         );
         let out = retro(&args);
@@ -332,10 +337,20 @@ fn the_database_names_its_coordinator_and_a_second_one_elsewhere_is_refused_or_d
         stderr.contains("owned by another coordinator (pid 4242 on elsewhere"),
         "{stderr}"
     );
-    // ... and takes over once it is stale (a crashed coordinator); its requests are served:
-    // a cancel, a new job solved.
+    // ... and takes over once it is stale (a crashed coordinator). It recovers the running
+    // job, rebuilding its manifest (deleted meanwhile) from the database with a warning; its
+    // requests are served: a cancel, a new job solved.
     claim_as(&cluster, "elsewhere", 600_000);
+    let manifest = cluster.job_dir(job).join("manifest.json");
+    std::fs::remove_file(&manifest).unwrap();
     let _coordinator = cluster.start_coordinator();
+    wait_until(Duration::from_secs(20), "the manifest is rebuilt", || {
+        cluster.log("coordinator").contains(&format!(
+            "{}: missing; manifest rebuilt from the coordinator's database",
+            manifest.display()
+        ))
+    });
+    assert!(manifest.exists());
     let cancelled = cluster.client("cancel", &[&job.to_string()]);
     assert!(
         cancelled.status.success(),
@@ -349,4 +364,71 @@ fn the_database_names_its_coordinator_and_a_second_one_elsewhere_is_refused_or_d
         &reference("b25-6", &["--max-browns", "6"]),
         &cluster.job_dir(job),
     );
+}
+
+#[test]
+fn a_coordinator_restarted_on_a_finished_job_rebuilds_its_damaged_or_missing_manifest() {
+    let dir = temp_dir("finished-manifest");
+    let cluster = Cluster::new(&dir, 5_000);
+    let mut coordinator = cluster.start_coordinator();
+    let _worker = cluster.start_worker("w", 2);
+    let job = cluster.submit(&["--max-browns", "6"]);
+    cluster.wait_done(job, Duration::from_secs(120));
+    let job_dir = cluster.job_dir(job);
+    let manifest = job_dir.join("manifest.json");
+    let original = std::fs::read(&manifest).unwrap();
+    let counts = job_dir.join("counts.csv");
+    let original_counts = std::fs::read(&counts).unwrap();
+    let rebuilt = "manifest rebuilt from the coordinator's database";
+    for (round, damage) in ["flipped", "deleted"].into_iter().enumerate() {
+        coordinator.kill();
+        match damage {
+            "flipped" => flip_byte(&manifest, 300),
+            _ => std::fs::remove_file(&manifest).unwrap(),
+        }
+        // Readers name the file and say how to rebuild it, for either kind of job.
+        let refused = retro_err(&["counts", "--out", s(&job_dir)]);
+        assert!(
+            refused.contains(s(&job_dir))
+                && refused.contains("manifest.json")
+                && refused.contains("re-run the `retro solve`")
+                && refused.contains("restart the coordinator"),
+            "{damage}: {refused}"
+        );
+        coordinator = cluster.start_coordinator();
+        wait_until(Duration::from_secs(20), "the manifest is rebuilt", || {
+            cluster.log("coordinator").matches(rebuilt).count() == round + 1
+        });
+        let log = cluster.log("coordinator");
+        let warning = log.lines().rfind(|l| l.contains(rebuilt)).unwrap();
+        assert!(
+            warning.contains("WARN") && warning.contains(s(&manifest)),
+            "{damage}: {warning}"
+        );
+        if damage == "deleted" {
+            assert!(warning.contains(": missing;"), "{warning}");
+        } else {
+            assert!(warning.contains("damaged"), "{warning}");
+        }
+        assert!(
+            std::fs::read(&manifest).unwrap() == original,
+            "{damage}: the rebuilt manifest differs from the original"
+        );
+        retro_ok(&["counts", "--out", s(&job_dir)]);
+    }
+    // A damaged count table of the finished job is written again as well.
+    coordinator.kill();
+    std::fs::write(&counts, "0,1,2\n").unwrap();
+    let _coordinator = cluster.start_coordinator();
+    wait_until(
+        Duration::from_secs(20),
+        "the count table is rewritten",
+        || std::fs::read(&counts).unwrap() == original_counts,
+    );
+    assert!(cluster
+        .log("coordinator")
+        .contains(&format!("{}: missing or damaged", counts.display())));
+    // Nothing else changed: the job's results are those of a clean run, and it stays done.
+    assert_eq!(cluster.job_state(job), "done");
+    assert_same_results(&reference("b25-6", &["--max-browns", "6"]), &job_dir);
 }

@@ -8,7 +8,7 @@
 //! Cancelling only stops handing out tasks; workers learn it at their next heartbeat.
 
 use super::{Core, Refusal};
-use crate::db::DATABASE_FILES;
+use crate::db::{JobRow, DATABASE_FILES};
 use crate::job_state::JobState;
 use crate::merge;
 use crate::task_state::TaskState;
@@ -16,10 +16,22 @@ use anyhow::{Context, Result};
 use retro_pipeline::job_dir::summarise;
 use retro_pipeline::process::error_text;
 use retro_pipeline::stage::stage_positions;
-use retro_pipeline::{job_dir, JobGame};
-use retro_store::SliceRecord;
+use retro_pipeline::{job_dir, JobGame, COUNTS_FILE};
+use retro_store::manifest::MANIFEST;
+use retro_store::{Manifest, SliceRecord};
+use std::path::Path;
 use std::sync::Arc;
-use tracing::info;
+use tracing::{info, warn};
+
+/// What is wrong with the manifest in `dir`, if anything: it is missing, or damaged (the
+/// message names the file).
+pub(super) fn manifest_fault(dir: &Path) -> Option<String> {
+    match Manifest::load(dir) {
+        Ok(Some(_)) => None,
+        Ok(None) => Some(format!("{}: missing", dir.join(MANIFEST).display())),
+        Err(e) => Some(e.to_string()),
+    }
+}
 
 impl Core {
     /// The job of the embedded solve (`retro solve`): the one whose directory is the data
@@ -204,6 +216,56 @@ impl Core {
         manifest.slices = self.records(id)?;
         manifest.complete = job.tasks.iter().all(|t| t.state == TaskState::Done);
         manifest.save(&job.dir)?;
+        Ok(())
+    }
+
+    /// A job that is not running (done, cancelled, failed) is not loaded, but its directory's
+    /// manifest must still be readable: a missing or damaged one is rebuilt from the database
+    /// (exactly as the job left it), with a warning naming it; for a finished job the count
+    /// table is written again if it is missing or differs from the one the manifest makes.
+    ///
+    /// The embedded solve checks its one job itself ([`Core::ensure_embedded_job`]).
+    pub(super) fn repair_idle_job(&self, row: &JobRow) -> Result<()> {
+        let dir = self.config.data.join(&row.dir);
+        if self.config.workers_in_process || row.dir.is_empty() || !dir.is_dir() {
+            return Ok(());
+        }
+        let fault = manifest_fault(&dir);
+        let done = row.state == JobState::Done;
+        if fault.is_none() && !done {
+            return Ok(());
+        }
+        let game = (self.config.open_game)(&row.game, &row.definition)
+            .with_context(|| format!("job {}", row.id))?;
+        let mut manifest = job_dir::fresh_manifest(&*game);
+        manifest.slices = self.records(row.id)?;
+        manifest.complete = self
+            .db
+            .read()
+            .tasks(row.id)?
+            .iter()
+            .all(|t| t.state == TaskState::Done);
+        if let Some(fault) = fault {
+            manifest.save(&dir)?;
+            warn!(
+                job = row.id,
+                "{fault}; manifest rebuilt from the coordinator's database ({} tables of the {} job)",
+                manifest.slices.len(),
+                row.state
+            );
+        }
+        if done && manifest.complete {
+            let counts = dir.join(COUNTS_FILE);
+            let table = game.count_table(&manifest)?;
+            if std::fs::read(&counts).ok().as_deref() != Some(table.as_bytes()) {
+                retro_store::write_atomic(&counts, table.as_bytes())?;
+                warn!(
+                    job = row.id,
+                    "{}: missing or damaged; written again from the manifest",
+                    counts.display()
+                );
+            }
+        }
         Ok(())
     }
 
