@@ -16,7 +16,8 @@
 //!   its database, byte-identical, with a warning naming it: a running job as it recovers, a
 //!   finished one (and its count table) at start.
 //! * The disk filling up in the middle of a stage (a small tmpfs): a clear error naming the
-//!   file, and after space is freed the solve finishes identical.
+//!   file, and after space is freed the solve finishes identical. It needs root to mount the
+//!   tmpfs; without root it is skipped with a message saying so.
 
 mod support;
 
@@ -185,15 +186,35 @@ fn mount(args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Whether this process runs as root.
+fn root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
 #[test]
 fn a_full_disk_fails_clearly_and_the_solve_finishes_identical_once_space_is_freed() {
+    if !root() {
+        // Mounting a tmpfs needs root (CAP_SYS_ADMIN). Only then is the test skipped: as root
+        // (as in CI) a failed mount fails it. Written to stderr itself, not through
+        // `eprintln!`, so that the test harness shows it although the test passes.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED a_full_disk_fails_clearly_and_the_solve_finishes_identical_once_space_is_freed: \
+             it mounts a small tmpfs, which needs root; run the tests as root to run it"
+        );
+        return;
+    }
     let dir = temp_dir("disk-full");
     let point = dir.join("mnt");
     std::fs::create_dir_all(&point).unwrap();
     // A 2 MiB filesystem: BOARD25 up to 11 browns needs about 3 MiB of tables.
     assert!(
         mount(&["-t", "tmpfs", "-o", "size=2m", "tmpfs", s(&point)]),
-        "this test mounts a small tmpfs at {} and needs root (CAP_SYS_ADMIN) for it",
+        "running as root, yet a small tmpfs cannot be mounted at {}",
         point.display()
     );
     struct Unmount(std::path::PathBuf);
