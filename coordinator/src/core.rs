@@ -95,8 +95,8 @@ pub struct Core {
     _lock: DirLock,
     /// This coordinator as the database's owner (`ownership.rs`).
     owner: crate::db::Owner,
-    /// Why this coordinator stopped scheduling: another took the database over.
-    deposed: Option<String>,
+    /// Why this coordinator stopped scheduling: another took the database over (for good).
+    deposed: Option<crate::db::Deposed>,
     /// How it runs.
     config: CoreConfig,
     /// The durable state: every change is written here first, then mirrored in memory.
@@ -120,8 +120,9 @@ pub struct Core {
 }
 
 impl Core {
-    /// Opens the data directory (locking it: one coordinator per data directory) and resumes
-    /// every running job found in its database.
+    /// Opens the data directory (locking it: one coordinator per data directory), resumes
+    /// every running job found in its database, and repairs the manifest (and count table) of
+    /// the others if it is missing or damaged.
     pub fn open(config: CoreConfig) -> Result<Core> {
         let lock = DirLock::acquire(&config.data)?;
         Core::open_locked(config, lock)
@@ -153,6 +154,14 @@ impl Core {
                 let id = row.id;
                 core.load_job(row)?;
                 core.recover(id)?;
+            } else if let Err(e) = core.repair_idle_job(&row) {
+                // A job that no longer runs does not keep the coordinator from starting.
+                tracing::warn!(
+                    job = row.id,
+                    "cannot check the files of the {} job: {}",
+                    row.state,
+                    retro_pipeline::process::error_text(&e)
+                );
             }
         }
         Ok(core)

@@ -15,8 +15,8 @@ use crate::job_state::JobState;
 use crate::task_state::TaskState;
 use anyhow::{Context, Result};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
-use rusqlite::{params, Connection, OptionalExtension, ToSql};
-use std::path::Path;
+use rusqlite::{params, Connection, OptionalExtension, ToSql, TransactionBehavior};
+use std::path::{Path, PathBuf};
 
 /// File name of the database inside the coordinator's data directory.
 pub const DATABASE: &str = "coordinator.sqlite";
@@ -305,9 +305,40 @@ fn task_row(r: &rusqlite::Row) -> rusqlite::Result<TaskRow> {
     })
 }
 
+/// A coordinator found the database owned by another (see `core/ownership.rs`): the typed
+/// error of every write it attempts from then on.
+#[derive(Debug, Clone)]
+pub struct Deposed {
+    /// The data directory.
+    pub data: PathBuf,
+    /// Who owns the database now, if anyone.
+    pub by: Option<Owner>,
+}
+
+impl std::fmt::Display for Deposed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let by = match &self.by {
+            Some(o) => format!("pid {} on {}", o.pid, o.host),
+            None => "nobody".into(),
+        };
+        write!(
+            f,
+            "{}: the database is now owned by another coordinator ({by}); this one stops scheduling and changes nothing",
+            self.data.display()
+        )
+    }
+}
+
+impl std::error::Error for Deposed {}
+
 /// The database connection.
 pub struct Db {
     conn: Connection,
+    /// The data directory.
+    data: PathBuf,
+    /// Once set ([`Db::guard`]), every transaction first checks that the owner row still
+    /// names this coordinator, and refuses with [`Deposed`] otherwise.
+    owner: Option<Owner>,
 }
 
 impl Db {
@@ -327,18 +358,58 @@ impl Db {
         if check != "ok" {
             anyhow::bail!("{}: database is damaged: {check}", path.display());
         }
-        Ok(Db { conn })
+        Ok(Db {
+            conn,
+            data: data_dir.to_path_buf(),
+            owner: None,
+        })
     }
 
-    /// Runs `f` in one transaction.
+    /// From now on, every transaction is this coordinator's only while the owner row names
+    /// `owner` (checked inside the transaction, so a coordinator deposed at any moment, even
+    /// one that stalled and resumes, writes nothing).
+    pub fn guard(&mut self, owner: &Owner) {
+        self.owner = Some(owner.clone());
+    }
+
+    /// Whether `row` names `me` (the heartbeat aside).
+    pub fn same_owner(row: &Owner, me: &Owner) -> bool {
+        row.pid == me.pid && row.host == me.host
+    }
+
+    /// Fails with [`Deposed`] if `owner` is set and the owner row names another.
+    fn check_owner(owner: Option<&Owner>, data: &Path, tx: &Tx) -> Result<()> {
+        let Some(me) = owner else {
+            return Ok(());
+        };
+        match tx.owner()? {
+            Some(row) if Db::same_owner(&row, me) => Ok(()),
+            by => Err(Deposed {
+                data: data.to_path_buf(),
+                by,
+            }
+            .into()),
+        }
+    }
+
+    /// Runs `f` in one transaction, which takes the database's write lock at once (`BEGIN
+    /// IMMEDIATE`) and, once [guarded](Db::guard), first checks that this coordinator still
+    /// owns the database: nothing is written by a deposed one.
     pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
-        let tx = self
-            .conn
-            .transaction()
+        let Db { conn, data, owner } = self;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .context("cannot start a transaction")?;
+        Db::check_owner(owner.as_ref(), data, &Tx(&tx))?;
         let value = f(&Tx(&tx))?;
         tx.commit().context("cannot commit a transaction")?;
         Ok(value)
+    }
+
+    /// Checks, without writing, that this coordinator still owns the database (see
+    /// [`Db::guard`]).
+    pub fn owned(&self) -> Result<()> {
+        Db::check_owner(self.owner.as_ref(), &self.data, &self.read())
     }
 
     /// Read-only access (no transaction needed for single statements).

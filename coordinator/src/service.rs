@@ -28,7 +28,7 @@ async fn with_core<T: Send + 'static>(
     result.map_err(|refusal| match refusal {
         Refusal::NotFound(m) => Status::not_found(m),
         Refusal::InvalidArgument(m) => Status::invalid_argument(m),
-        Refusal::FailedPrecondition(m) => Status::failed_precondition(m),
+        Refusal::FailedPrecondition(m) | Refusal::Deposed(m) => Status::failed_precondition(m),
         Refusal::DataLoss(m) => Status::data_loss(m),
         Refusal::Internal(e) => {
             let text = retro_pipeline::process::error_text(&e);

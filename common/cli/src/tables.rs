@@ -44,7 +44,7 @@ pub fn load_manifest(dir: &Path) -> Result<Manifest> {
     if !dir.is_dir() {
         bail!("{}: no such output directory", dir.display());
     }
-    let rebuild = "the `retro solve` that wrote it (same flags) rebuilds it from the tables";
+    let rebuild = "to rebuild it, re-run the `retro solve` that wrote it with the same flags, or, for a coordinator's job, restart the coordinator";
     Manifest::load(dir)
         .map_err(|e| anyhow::anyhow!("{e} ({rebuild})"))?
         .with_context(|| {

@@ -16,8 +16,38 @@
 
 use memmap2::{Advice, MmapMut, UncheckedAdvice};
 use std::ops::{Deref, DerefMut};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8};
+
+/// A scratch file of an out-of-core solve could not be created, sized, written or mapped: the
+/// operation and the scratch directory (the files themselves are unlinked at once, so they have
+/// no name of their own), then the cause, once.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {op} {}: {error}", path.display())]
+pub struct ScratchError {
+    /// What was being done ("create a scratch file in").
+    pub op: String,
+    /// The scratch directory.
+    pub path: PathBuf,
+    /// The I/O error (in the message, not a separate link of the error chain).
+    pub error: std::io::Error,
+}
+
+impl ScratchError {
+    /// `op` on a scratch file in `dir` failed with `error`.
+    pub fn new(op: impl Into<String>, dir: &Path, error: std::io::Error) -> ScratchError {
+        ScratchError {
+            op: op.into(),
+            path: dir.to_path_buf(),
+            error,
+        }
+    }
+
+    /// The kind of the underlying I/O error.
+    pub fn kind(&self) -> std::io::ErrorKind {
+        self.error.kind()
+    }
+}
 
 /// A zero-initialised byte array, in anonymous huge-page memory or in a scratch file.
 pub struct ByteArray {
@@ -49,24 +79,22 @@ impl ByteArray {
 
     /// `len` zero bytes in a new scratch file in `dir`, mapped shared. The file is unlinked at
     /// once (it lives as long as the map), so a killed process leaves nothing behind.
-    pub fn file_backed(dir: &Path, len: usize) -> std::io::Result<ByteArray> {
+    pub fn file_backed(dir: &Path, len: usize) -> Result<ByteArray, ScratchError> {
         if len == 0 {
             return Ok(ByteArray::zeroed(0));
         }
-        let file = tempfile::tempfile_in(dir)?;
-        file.set_len(len as u64)?;
+        let file = tempfile::tempfile_in(dir)
+            .map_err(|e| ScratchError::new("create a scratch file in", dir, e))?;
+        file.set_len(len as u64).map_err(|e| {
+            ScratchError::new(format!("size a scratch file to {len} bytes in"), dir, e)
+        })?;
         reserve_disk(&file, len as u64).map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot reserve {len} bytes of scratch space in {}: {e}",
-                    dir.display()
-                ),
-            )
+            ScratchError::new(format!("reserve {len} bytes of scratch space in"), dir, e)
         })?;
         // SAFETY: the file is unlinked and private to this process; nothing else can change
         // its length or contents behind the map.
-        let map = unsafe { MmapMut::map_mut(&file)? };
+        let map = unsafe { MmapMut::map_mut(&file) }
+            .map_err(|e| ScratchError::new("map a scratch file in", dir, e))?;
         Ok(ByteArray {
             map: Some(map),
             file_backed: true,
@@ -183,7 +211,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // 8 TiB: a valid file size, but no test machine has that much free disk.
         match ByteArray::file_backed(dir.path(), 1 << 43) {
-            Err(e) => assert!(e.to_string().contains("cannot reserve"), "{e}"),
+            Err(e) => {
+                let text = e.to_string();
+                let wanted = format!(
+                    "cannot reserve {} bytes of scratch space in {}: ",
+                    1u64 << 43,
+                    dir.path().display()
+                );
+                assert!(text.starts_with(&wanted), "{text}");
+            }
             Ok(_) => panic!("8 TiB of scratch space reserved"),
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);

@@ -7,6 +7,7 @@
 //! kept, and the file is mapped read-only when the list is read. Segments of one slot may come
 //! from many tasks; their order does not matter to the kernel.
 
+use crate::atomic::ScratchError;
 use crate::workspace::Workspace;
 use memmap2::{Mmap, UncheckedAdvice};
 use std::fs::File;
@@ -40,8 +41,8 @@ pub(crate) struct Frontier {
     /// Where to spill (out of core), `None` in memory.
     scratch: Option<PathBuf>,
     spill: Option<Spill>,
-    /// The first scratch-file error; reported by [`Frontier::check`].
-    error: Option<std::io::Error>,
+    /// The first scratch-file error; reported by [`Frontier::seal`].
+    error: Option<ScratchError>,
 }
 
 impl Frontier {
@@ -107,16 +108,21 @@ impl Frontier {
 
     /// Finishes writing: the spill file (if any) is flushed and mapped for reading. Reports a
     /// write error that happened while the list was filled.
-    pub(crate) fn seal(&mut self) -> std::io::Result<()> {
+    pub(crate) fn seal(&mut self) -> Result<(), ScratchError> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if let Some(spill) = &mut self.spill {
+        if let (Some(spill), Some(dir)) = (&mut self.spill, &self.scratch) {
             if spill.map.is_none() {
-                spill.writer.flush()?;
+                spill
+                    .writer
+                    .flush()
+                    .map_err(|e| ScratchError::new("write a list's scratch file in", dir, e))?;
                 // SAFETY: the file is an unlinked scratch file of this process, no longer
                 // written to.
-                spill.map = Some(unsafe { Mmap::map(spill.writer.get_ref())? });
+                let map = unsafe { Mmap::map(spill.writer.get_ref()) }
+                    .map_err(|e| ScratchError::new("map a list's scratch file in", dir, e))?;
+                spill.map = Some(map);
             }
         }
         Ok(())
@@ -153,10 +159,16 @@ impl Frontier {
 }
 
 /// Appends `keys` to the spill file (created on first use in `dir`); returns their offset.
-fn spill_keys(spill: &mut Option<Spill>, dir: &PathBuf, keys: &[u64]) -> std::io::Result<usize> {
+fn spill_keys(
+    spill: &mut Option<Spill>,
+    dir: &PathBuf,
+    keys: &[u64],
+) -> Result<usize, ScratchError> {
     if spill.is_none() {
+        let file = tempfile::tempfile_in(dir)
+            .map_err(|e| ScratchError::new("create a list's scratch file in", dir, e))?;
         *spill = Some(Spill {
-            writer: BufWriter::with_capacity(1 << 18, tempfile::tempfile_in(dir)?),
+            writer: BufWriter::with_capacity(1 << 18, file),
             written: 0,
             map: None,
         });
@@ -167,7 +179,10 @@ fn spill_keys(spill: &mut Option<Spill>, dir: &PathBuf, keys: &[u64]) -> std::io
     for key in keys {
         bytes.extend_from_slice(&key.to_ne_bytes());
     }
-    spill.writer.write_all(&bytes)?;
+    spill
+        .writer
+        .write_all(&bytes)
+        .map_err(|e| ScratchError::new("write a list's scratch file in", dir, e))?;
     spill.written += bytes.len();
     Ok(offset)
 }
@@ -238,5 +253,20 @@ mod tests {
         assert_eq!(spilled, roundtrip(&Workspace::in_memory()));
         assert_eq!(spilled.last().unwrap().1, vec![u64::MAX, 5]);
         assert!(spilled.iter().all(|(s, _)| *s != 0));
+    }
+
+    #[test]
+    fn a_scratch_error_names_the_operation_and_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("gone");
+        let mut f = Frontier::new(2, &Workspace::out_of_core(missing.clone(), 0));
+        f.push(1, vec![1, 2, 3]);
+        let e = f.seal().unwrap_err().to_string();
+        let wanted = format!(
+            "cannot create a list's scratch file in {}: ",
+            missing.display()
+        );
+        assert!(e.starts_with(&wanted), "{e}");
+        assert!(e.ends_with("No such file or directory (os error 2)"), "{e}");
     }
 }

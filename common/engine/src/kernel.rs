@@ -18,7 +18,7 @@
 //! bits. Lists of positions (frontiers, scheduled exits) are grouped by section
 //! (`2 * slot + side`).
 
-use crate::atomic::ByteArray;
+use crate::atomic::{ByteArray, ScratchError};
 use crate::distinct::Distinct;
 use crate::frontier::{Frontier, SlotLists};
 use crate::game::{Game, Side, SliceId, Stage};
@@ -106,13 +106,14 @@ pub enum KernelError {
         /// The stage's name.
         stage: String,
     },
-    /// A scratch file of an out-of-core solve could not be written or mapped.
-    #[error("stage {stage}: scratch file: {error}")]
+    /// A scratch file of an out-of-core solve could not be created, written or mapped.
+    #[error("stage {stage}: {error}")]
     Scratch {
         /// The stage's name.
         stage: String,
-        /// The I/O error (in the message, not a separate link of the error chain).
-        error: std::io::Error,
+        /// The operation, the scratch directory and the I/O error (in the message, not a
+        /// separate link of the error chain).
+        error: ScratchError,
     },
     /// The game broke a contract of the [`Game`] trait.
     #[error("stage {stage}: game contract violated: {what}")]
@@ -163,7 +164,10 @@ impl StageArrays {
     /// room in the window for one batch's working set ([`batch_reserve`]) and the rest
     /// file-backed. Returns the arrays, the file-backed bytes of each slot and how many bytes
     /// of file-backed pages may stay resident between batches.
-    fn allocate(lens: &[u64], space: &Workspace) -> std::io::Result<(StageArrays, Vec<u64>, u64)> {
+    fn allocate(
+        lens: &[u64],
+        space: &Workspace,
+    ) -> Result<(StageArrays, Vec<u64>, u64), ScratchError> {
         let mut arrays = StageArrays {
             values: Vec::new(),
             finals: Vec::new(),
@@ -267,7 +271,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         ..StageTimes::default()
     };
     let clocks = SlotClocks::new(n);
-    let scratch_error = |e: std::io::Error| KernelError::Scratch {
+    let scratch_error = |e: ScratchError| KernelError::Scratch {
         stage: stage.name.clone(),
         error: e,
     };

@@ -27,7 +27,7 @@ pub mod superstep;
 pub mod value;
 pub mod workspace;
 
-pub use atomic::ByteArray;
+pub use atomic::{ByteArray, ScratchError};
 pub use game::{Game, Move, Side, SliceId, Stage};
 pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice, StageTimes};
 pub use meter::{DiskIo, SliceCost};

@@ -68,9 +68,8 @@ impl Finals {
         for side in Side::BOTH.into_iter().filter(|s| read[s.index()]) {
             let len = table.section_len(side.index()) as usize;
             let mut values = match paged {
-                Some(dir) => ByteArray::file_backed(dir, len).with_context(|| {
-                    format!("cannot create a scratch file in {}", dir.display())
-                })?,
+                // The error names the operation and the scratch directory.
+                Some(dir) => ByteArray::file_backed(dir, len)?,
                 None => ByteArray::zeroed(len),
             };
             table.read_section_into(side.index(), &mut values)?;

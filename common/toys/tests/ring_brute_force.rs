@@ -182,3 +182,25 @@ fn bad_rings_are_refused() {
     assert!(RingHop::new(17, 1).is_err());
     assert!(RingHop::new(5, 3).is_err());
 }
+
+#[test]
+fn a_scratch_error_names_the_operation_and_the_directory() {
+    let game = RingHop::new(8, 3).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let missing = scratch.path().join("gone");
+    let space = Workspace::out_of_core(missing.clone(), 0);
+    let stage = &game.stages()[0];
+    let e = solve_stage(&game, stage, &Finals(HashMap::new()), &space, |_| {}).unwrap_err();
+    let text = e.to_string();
+    let wanted = format!(
+        "stage {}: cannot create a scratch file in {}: ",
+        stage.name,
+        missing.display()
+    );
+    assert!(text.starts_with(&wanted), "{text}");
+    assert_eq!(
+        text.matches("No such file or directory").count(),
+        1,
+        "{text}"
+    );
+}

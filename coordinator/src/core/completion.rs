@@ -57,14 +57,16 @@ impl Core {
                     .unwrap_or_default()
             );
             warn!(job = id, "{why}; rejected");
-            self.db.read().event(
-                Some(id),
-                Some(task.stage),
-                Some(req.attempt),
-                Some(req.worker_id),
-                "rejected_stale",
-                &why,
-            )?;
+            self.db.transaction(|tx| {
+                tx.event(
+                    Some(id),
+                    Some(task.stage),
+                    Some(req.attempt),
+                    Some(req.worker_id),
+                    "rejected_stale",
+                    &why,
+                )
+            })?;
             return Err(Refusal::FailedPrecondition(why));
         }
         // A step of ply 1 or more reports files; a stage or a finish step, shards.
@@ -80,14 +82,16 @@ impl Core {
                 // A malformed report changes nothing: the attempt may still report properly.
                 self.totals.completions_refused += 1;
                 warn!(job = id, task = %task.name, attempt = task.attempt, "{why}; rejected");
-                self.db.read().event(
-                    Some(id),
-                    Some(task.stage),
-                    Some(req.attempt),
-                    Some(req.worker_id),
-                    "rejected_malformed",
-                    &why,
-                )?;
+                self.db.transaction(|tx| {
+                    tx.event(
+                        Some(id),
+                        Some(task.stage),
+                        Some(req.attempt),
+                        Some(req.worker_id),
+                        "rejected_malformed",
+                        &why,
+                    )
+                })?;
                 return Err(Refusal::InvalidArgument(why));
             }
             Err(refusal) => {
@@ -201,6 +205,7 @@ impl Core {
     /// A worker could not finish a task. A step that found an input damaged restarts its
     /// stage.
     pub fn fail(&mut self, req: &pb::FailTaskRequest) -> Result<(), Refusal> {
+        self.check_owner()?;
         self.touch(req.worker_id)?;
         let id = req.job_id;
         let key = task_key(req.stage, req.step);

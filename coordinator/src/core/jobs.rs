@@ -8,7 +8,7 @@
 //! Cancelling only stops handing out tasks; workers learn it at their next heartbeat.
 
 use super::{Core, Refusal};
-use crate::db::DATABASE_FILES;
+use crate::db::{JobRow, DATABASE_FILES};
 use crate::job_state::JobState;
 use crate::merge;
 use crate::task_state::TaskState;
@@ -16,10 +16,22 @@ use anyhow::{Context, Result};
 use retro_pipeline::job_dir::summarise;
 use retro_pipeline::process::error_text;
 use retro_pipeline::stage::stage_positions;
-use retro_pipeline::{job_dir, JobGame};
-use retro_store::SliceRecord;
+use retro_pipeline::{job_dir, JobGame, COUNTS_FILE};
+use retro_store::manifest::MANIFEST;
+use retro_store::{Manifest, SliceRecord};
+use std::path::Path;
 use std::sync::Arc;
-use tracing::info;
+use tracing::{info, warn};
+
+/// What is wrong with the manifest in `dir`, if anything: it is missing, or damaged (the
+/// message names the file).
+pub(super) fn manifest_fault(dir: &Path) -> Option<String> {
+    match Manifest::load(dir) {
+        Ok(Some(_)) => None,
+        Ok(None) => Some(format!("{}: missing", dir.join(MANIFEST).display())),
+        Err(e) => Some(e.to_string()),
+    }
+}
 
 impl Core {
     /// The job of the embedded solve (`retro solve`): the one whose directory is the data
@@ -45,13 +57,9 @@ impl Core {
                         None,
                         "grown",
                         "a larger solve took over",
-                    )
+                    )?;
+                    tx.set_job_state(old, JobState::Cancelled, "grown into a larger solve")
                 })?;
-                self.db.read().set_job_state(
-                    old,
-                    JobState::Cancelled,
-                    "grown into a larger solve",
-                )?;
                 info!(
                     job = old,
                     "growing the embedded solve: finished stages are adopted"
@@ -68,7 +76,8 @@ impl Core {
             }
             let id = row.id;
             if row.state != JobState::Running && row.state != JobState::Done {
-                self.db.read().set_job_state(id, JobState::Running, "")?;
+                self.db
+                    .transaction(|tx| tx.set_job_state(id, JobState::Running, ""))?;
                 let mut row = row.clone();
                 row.state = JobState::Running;
                 row.finished_ms = None;
@@ -78,11 +87,12 @@ impl Core {
                 // A finished job is checked again: a damaged table is solved again.
                 let row = row.clone();
                 self.load_job(row)?;
+                self.db
+                    .transaction(|tx| tx.set_job_state(id, JobState::Running, ""))?;
                 self.jobs
                     .get_mut(&id)
                     .expect("loaded")
                     .set_state(JobState::Running);
-                self.db.read().set_job_state(id, JobState::Running, "")?;
                 self.recover(id)?;
             }
             return Ok(id);
@@ -150,8 +160,7 @@ impl Core {
         })();
         if let Err(e) = planned {
             self.db
-                .read()
-                .set_job_state(id, JobState::Failed, &error_text(&e))?;
+                .transaction(|tx| tx.set_job_state(id, JobState::Failed, &error_text(&e)))?;
             return Err(e);
         }
         info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
@@ -163,9 +172,10 @@ impl Core {
 
     /// Cancels a job: no more tasks are given out, running ones are abandoned.
     pub fn cancel(&mut self, id: u64) -> Result<(), Refusal> {
+        self.check_owner()?;
         let job = self
             .jobs
-            .get_mut(&id)
+            .get(&id)
             .ok_or_else(|| Refusal::NotFound(format!("job {id} is not running here")))?;
         if job.row.state != JobState::Running {
             return Err(Refusal::FailedPrecondition(format!(
@@ -173,11 +183,14 @@ impl Core {
                 job.row.state
             )));
         }
-        job.set_state(JobState::Cancelled);
         self.db.transaction(|tx| {
             tx.set_job_state(id, JobState::Cancelled, "cancelled by request")?;
             tx.event(Some(id), None, None, None, "cancelled", "")
         })?;
+        self.jobs
+            .get_mut(&id)
+            .expect("found above")
+            .set_state(JobState::Cancelled);
         info!(job = id, "job cancelled");
         Ok(())
     }
@@ -210,6 +223,56 @@ impl Core {
         manifest.slices = self.records(id)?;
         manifest.complete = job.tasks.iter().all(|t| t.state == TaskState::Done);
         manifest.save(&job.dir)?;
+        Ok(())
+    }
+
+    /// A job that is not running (done, cancelled, failed) is not loaded, but its directory's
+    /// manifest must still be readable: a missing or damaged one is rebuilt from the database
+    /// (exactly as the job left it), with a warning naming it; for a finished job the count
+    /// table is written again if it is missing or differs from the one the manifest makes.
+    ///
+    /// The embedded solve checks its one job itself ([`Core::ensure_embedded_job`]).
+    pub(super) fn repair_idle_job(&self, row: &JobRow) -> Result<()> {
+        let dir = self.config.data.join(&row.dir);
+        if self.config.workers_in_process || row.dir.is_empty() || !dir.is_dir() {
+            return Ok(());
+        }
+        let fault = manifest_fault(&dir);
+        let done = row.state == JobState::Done;
+        if fault.is_none() && !done {
+            return Ok(());
+        }
+        let game = (self.config.open_game)(&row.game, &row.definition)
+            .with_context(|| format!("job {}", row.id))?;
+        let mut manifest = job_dir::fresh_manifest(&*game);
+        manifest.slices = self.records(row.id)?;
+        manifest.complete = self
+            .db
+            .read()
+            .tasks(row.id)?
+            .iter()
+            .all(|t| t.state == TaskState::Done);
+        if let Some(fault) = fault {
+            manifest.save(&dir)?;
+            warn!(
+                job = row.id,
+                "{fault}; manifest rebuilt from the coordinator's database ({} tables of the {} job)",
+                manifest.slices.len(),
+                row.state
+            );
+        }
+        if done && manifest.complete {
+            let counts = dir.join(COUNTS_FILE);
+            let table = game.count_table(&manifest)?;
+            if std::fs::read(&counts).ok().as_deref() != Some(table.as_bytes()) {
+                retro_store::write_atomic(&counts, table.as_bytes())?;
+                warn!(
+                    job = row.id,
+                    "{}: missing or damaged; written again from the manifest",
+                    counts.display()
+                );
+            }
+        }
         Ok(())
     }
 

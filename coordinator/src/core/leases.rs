@@ -25,6 +25,8 @@ impl Core {
         worker: u64,
         running: &[pb::TaskProgress],
     ) -> Result<Vec<pb::TaskProgress>, Refusal> {
+        // A deposed coordinator renews no lease: the worker learns it is not in charge.
+        self.check_owner()?;
         self.touch(worker)?;
         let mut abandon = Vec::new();
         for p in running {
@@ -44,9 +46,15 @@ impl Core {
     }
 
     /// Takes back the tasks of silent workers and forgets workers gone for good. Called
-    /// periodically.
+    /// periodically. A deposed coordinator takes nothing back (the new owner does): its
+    /// leases stay as they are.
     pub fn reap(&mut self) -> Result<()> {
-        self.renew_ownership()?;
+        match self.renew_ownership() {
+            Ok(()) => {}
+            // Logged once, when found; nothing is touched from then on.
+            Err(Refusal::Deposed(_)) => return Ok(()),
+            Err(refusal) => anyhow::bail!("{refusal}"),
+        }
         let now = Instant::now();
         let expired: Vec<(u64, TaskKey)> = self
             .leases
@@ -55,23 +63,24 @@ impl Core {
             .map(|(&k, _)| k)
             .collect();
         for (id, key) in expired {
-            self.end_lease(id, key);
-            let Some(job) = self.jobs.get_mut(&id) else {
-                continue;
-            };
-            let Some(mut task) = job.task(key).cloned() else {
+            let Some(mut task) = self.jobs.get(&id).and_then(|j| j.task(key)).cloned() else {
+                self.end_lease(id, key);
                 continue;
             };
             if task.state != TaskState::Running {
+                self.end_lease(id, key);
                 continue;
             }
             let worker = task.worker_id;
             task.release()?;
-            warn!(job = id, stage = %task.name, attempt = task.attempt, worker = worker.unwrap_or_default(), "lease expired: the worker is silent; the task goes back to the queue");
+            // Recorded first (the transaction refuses if this coordinator was deposed since
+            // the check above), then mirrored in memory.
             self.db.transaction(|tx| {
                 tx.record_task(id, &task, task.attempt, worker, "lease_expired", "")
             })?;
-            job.set_task(task);
+            warn!(job = id, stage = %task.name, attempt = task.attempt, worker = worker.unwrap_or_default(), "lease expired: the worker is silent; the task goes back to the queue");
+            self.end_lease(id, key);
+            self.jobs.get_mut(&id).expect("found above").set_task(task);
         }
         let lease = self.config.lease;
         self.workers.retain(|id, w| {

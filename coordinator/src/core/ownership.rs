@@ -5,12 +5,24 @@
 //! keeps an owner row too: the owning coordinator's pid and host and a heartbeat it renews
 //! with every lease check. A coordinator starting on a database whose owner is another live
 //! process (its heartbeat fresh, or on this host its pid alive) is refused; a stale owner (a
-//! crashed coordinator) is taken over. A coordinator that finds its row taken by another stops
-//! scheduling: every request is refused from then on, so two coordinators never schedule the
-//! same job.
+//! crashed coordinator) is taken over.
+//!
+//! A coordinator whose row another has taken is *deposed*, and writes nothing from then on:
+//!
+//! * every transaction checks the owner row first, inside the transaction (which holds the
+//!   database's write lock), and fails with [`Deposed`] when it names another
+//!   ([`crate::db::Db::guard`]) — so even a coordinator that stalled (stopped, swapped out)
+//!   and resumes in the middle of a request cannot hand out a task or re-queue one;
+//! * every request that writes (register, poll, heartbeat, complete, fail, submit, cancel) and
+//!   the lease reaper check the row before they start ([`Core::check_owner`]), so nothing is
+//!   written to the job directories either, and the request is refused with
+//!   [`Refusal::Deposed`] (gRPC `FAILED_PRECONDITION` naming the new owner);
+//! * read-only requests (status, list) are still answered.
+//!
+//! So two coordinators never schedule the same job.
 
 use super::{Core, Refusal};
-use crate::db::{now_ms, Owner};
+use crate::db::{now_ms, Db, Deposed, Owner};
 use anyhow::{bail, Result};
 use tracing::error;
 
@@ -32,6 +44,7 @@ fn alive(pid: u32) -> bool {
 
 impl Core {
     /// Claims the database for this coordinator, or refuses when another live one owns it.
+    /// From then on every transaction checks that this coordinator still owns it.
     pub(super) fn claim_ownership(&mut self) -> Result<()> {
         let me = self.owner.clone();
         // A heartbeat older than this is a dead coordinator's (renewed every quarter lease).
@@ -39,13 +52,12 @@ impl Core {
         let data = self.config.data.display().to_string();
         self.db.transaction(|tx| {
             if let Some(other) = tx.owner()? {
-                let same = other.pid == me.pid && other.host == me.host;
                 let live = if other.host == me.host {
                     alive(other.pid)
                 } else {
                     now_ms() - other.heartbeat_ms < stale_after
                 };
-                if !same && live {
+                if !Db::same_owner(&other, &me) && live {
                     bail!(
                         "{data}: its database is owned by another coordinator (pid {} on {}, heartbeat {} s ago); stop it first",
                         other.pid,
@@ -55,36 +67,40 @@ impl Core {
                 }
             }
             tx.set_owner(&me)
-        })
+        })?;
+        self.db.guard(&me);
+        Ok(())
     }
 
-    /// Renews this coordinator's heartbeat; on finding the database owned by another, stops
-    /// scheduling for good (see the module documentation).
-    pub(super) fn renew_ownership(&mut self) -> Result<()> {
-        if self.deposed.is_some() {
-            return Ok(());
-        }
+    /// Renews this coordinator's heartbeat; refuses (and stops this coordinator for good) on
+    /// finding the database owned by another (see the module documentation).
+    pub(super) fn renew_ownership(&mut self) -> Result<(), Refusal> {
+        self.check_owner()?;
+        // The update names this coordinator: it changes nothing if another took the row.
         if !self.db.read().renew_owner(&self.owner, now_ms())? {
-            let owner = self.db.read().owner()?;
-            let why = match owner {
-                Some(o) => format!("pid {} on {}", o.pid, o.host),
-                None => "nobody".into(),
-            };
-            let message = format!(
-                "{}: the database is now owned by another coordinator ({why}); this one stops scheduling",
-                self.config.data.display()
-            );
-            error!("{message}");
-            self.deposed = Some(message);
+            self.check_owner()?;
         }
         Ok(())
     }
 
-    /// Refuses every request once this coordinator has lost the database to another.
-    pub(super) fn check_owner(&self) -> Result<(), Refusal> {
-        match &self.deposed {
-            Some(message) => Err(Refusal::FailedPrecondition(message.clone())),
-            None => Ok(()),
+    /// Refuses a request that would write once this coordinator has lost the database to
+    /// another. The owner row is read each time (a cached "still the owner" could be stale
+    /// after a stall); being deposed is for good.
+    pub(super) fn check_owner(&mut self) -> Result<(), Refusal> {
+        if let Some(deposed) = &self.deposed {
+            return Err(Refusal::Deposed(deposed.to_string()));
+        }
+        match self.db.owned() {
+            Ok(()) => Ok(()),
+            Err(e) => match e.downcast::<Deposed>() {
+                Ok(deposed) => {
+                    error!("{deposed}");
+                    let refusal = Refusal::Deposed(deposed.to_string());
+                    self.deposed = Some(deposed);
+                    Err(refusal)
+                }
+                Err(e) => Err(Refusal::Internal(e)),
+            },
         }
     }
 }

@@ -71,10 +71,11 @@ impl Core {
     /// Brings a job loaded from the database back to a consistent state: temporaries and
     /// shards of dead attempts removed, every merged table checked against its checksum
     /// (damaged ones reopen their task), running tasks given a fresh lease, the manifest
-    /// rewritten from the database.
+    /// rewritten from the database (with a warning naming it if it was missing or damaged).
     pub(super) fn recover(&mut self, id: u64) -> Result<()> {
         let _span = info_span!("job", job = id).entered();
         let job = &self.jobs[&id];
+        let manifest_fault = super::jobs::manifest_fault(&job.dir);
         if !job.dir.is_dir() {
             std::fs::create_dir_all(&job.dir)
                 .with_context(|| format!("cannot create {}", job.dir.display()))?;
@@ -126,6 +127,13 @@ impl Core {
         let job = self.jobs.get_mut(&id).expect("loaded");
         job.positions_at_start = job.positions_done();
         self.write_manifest(id)?;
+        if let Some(fault) = manifest_fault {
+            warn!(
+                job = id,
+                "{fault}; manifest rebuilt from the coordinator's database ({} tables)",
+                self.records(id)?.len()
+            );
+        }
         self.finish_if_complete(id)?;
         Ok(())
     }

@@ -4,9 +4,11 @@
 //! bare error, because the worker acts on *why*: a stale report (`FailedPrecondition`) means
 //! "drop your files, someone else owns the task"; a malformed one (`InvalidArgument`) changes
 //! nothing and may be sent again; a damaged shard (`DataLoss`) sends the task back to the
-//! queue. The service layer maps each kind to its gRPC status; only `Internal` is the
+//! queue. A coordinator whose database another took over refuses everything that would write
+//! (`Deposed`). The service layer maps each kind to its gRPC status; only `Internal` is the
 //! coordinator's own fault.
 
+use crate::db::Deposed;
 use crate::task_state::IllegalTransition;
 
 /// A typed failure of a request, mapped to a gRPC status by the service layer.
@@ -20,13 +22,20 @@ pub enum Refusal {
     FailedPrecondition(String),
     /// A shard does not match its descriptor.
     DataLoss(String),
+    /// Another coordinator owns the database now: this one writes nothing (see
+    /// `ownership.rs`). Mapped to `FAILED_PRECONDITION` with the message naming the new owner.
+    Deposed(String),
     /// The coordinator itself failed.
     Internal(anyhow::Error),
 }
 
 impl From<anyhow::Error> for Refusal {
     fn from(e: anyhow::Error) -> Refusal {
-        Refusal::Internal(e)
+        // A transaction refused because the database changed owner is a refusal, not a fault.
+        match e.downcast::<Deposed>() {
+            Ok(deposed) => Refusal::Deposed(deposed.to_string()),
+            Err(e) => Refusal::Internal(e),
+        }
     }
 }
 
@@ -42,7 +51,8 @@ impl std::fmt::Display for Refusal {
             Refusal::NotFound(m)
             | Refusal::InvalidArgument(m)
             | Refusal::FailedPrecondition(m)
-            | Refusal::DataLoss(m) => f.write_str(m),
+            | Refusal::DataLoss(m)
+            | Refusal::Deposed(m) => f.write_str(m),
             Refusal::Internal(e) => write!(f, "{}", retro_pipeline::process::error_text(e)),
         }
     }

@@ -10,6 +10,8 @@ use retro_proto as pb;
 impl Core {
     /// A new job from a client.
     pub fn submit(&mut self, req: &pb::SubmitRequest) -> Result<(u64, String), Refusal> {
+        // Before anything is created, in the database or on disk.
+        self.check_owner()?;
         let definition: serde_json::Value = serde_json::from_str(&req.definition_json)
             .map_err(|e| Refusal::InvalidArgument(format!("definition_json: {e}")))?;
         let game = (self.config.open_game)(&req.game, &definition)

@@ -32,14 +32,12 @@ impl Core {
                 pb::PROTOCOL_VERSION
             )));
         }
-        let id = self
-            .db
-            .transaction(|tx| {
-                let id = tx.insert_worker(&req.name, req.threads, req.memory_budget)?;
-                tx.event(None, None, None, Some(id), "registered", &req.name)?;
-                Ok(id)
-            })
-            .map_err(Refusal::Internal)?;
+        self.check_owner()?;
+        let id = self.db.transaction(|tx| {
+            let id = tx.insert_worker(&req.name, req.threads, req.memory_budget)?;
+            tx.event(None, None, None, Some(id), "registered", &req.name)?;
+            Ok(id)
+        })?;
         info!(worker = id, name = %req.name, threads = req.threads, "worker registered");
         self.workers.insert(
             id,
