@@ -71,6 +71,20 @@ fn a_second_solve_into_a_directory_in_use_is_refused_and_the_first_finishes_iden
                 "{refused}"
             );
         }
+        // A reader beside the writer takes no lock and never sees half-written state: it
+        // answers from the stages finished so far, or says what is missing.
+        let reader = retro(&["counts", "--tables", s(&dir)]);
+        let said = String::from_utf8_lossy(&reader.stderr).to_string();
+        assert!(
+            reader.status.success()
+                || said.contains("not solved yet")
+                || said.contains("no manifest"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("damaged") && !said.contains("panicked"),
+            "{said}"
+        );
         assert!(first.wait().unwrap().success());
         assert_same_results(&clean(), &dir);
     }

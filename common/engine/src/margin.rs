@@ -32,6 +32,7 @@ use crate::meter::SliceCost;
 use crate::value::Value;
 use crate::workspace::Workspace;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A margin from the side to move's point of view, stored as one signed byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -104,6 +105,37 @@ pub(crate) enum ScoredMove {
     Decided(i32),
 }
 
+/// A [`ScoredMove`] in 8 bytes, as the move cache keeps it: a decided move is the top bit and
+/// the margin; an in-stage move the slice (15 bits) and the key (48 bits).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PackedMove(u64);
+
+impl PackedMove {
+    const DECIDED: u64 = 1 << 63;
+    const KEY_BITS: u32 = 48;
+
+    /// The packed move, or `None` if its slice or key does not fit.
+    fn pack(m: ScoredMove) -> Option<PackedMove> {
+        match m {
+            ScoredMove::InStage(s, k) => (s.0 < 1 << 15 && k < 1 << Self::KEY_BITS)
+                .then_some(PackedMove(u64::from(s.0) << Self::KEY_BITS | k)),
+            ScoredMove::Decided(v) => Some(PackedMove(Self::DECIDED | u64::from(v as u32))),
+        }
+    }
+
+    #[inline]
+    fn unpack(self) -> ScoredMove {
+        if self.0 & Self::DECIDED != 0 {
+            ScoredMove::Decided(self.0 as u32 as i32)
+        } else {
+            ScoredMove::InStage(
+                SliceId((self.0 >> Self::KEY_BITS) as u32),
+                self.0 & ((1 << Self::KEY_BITS) - 1),
+            )
+        }
+    }
+}
+
 /// Every position's moves of one stage, computed once and read by all `bound` threshold runs:
 /// games whose moves are costly to generate (relay sowing simulates every sowing of a move)
 /// then pay for them once per stage instead of once per run and ply. Kept only in memory and
@@ -115,12 +147,12 @@ pub(crate) struct StageMoves {
     /// indices).
     starts: Vec<[Vec<u32>; 2]>,
     /// Per slot and side: the moves, index after index.
-    moves: Vec<[Vec<ScoredMove>; 2]>,
+    moves: Vec<[Vec<PackedMove>; 2]>,
 }
 
 /// The most bytes the move cache of one stage may take ([`ScoreGame::max_moves`] decides how
 /// many a position may need).
-pub const MOVE_CACHE_BYTES: u64 = 1 << 30;
+pub const MOVE_CACHE_BYTES: u64 = 4 << 30;
 
 impl StageMoves {
     /// The moves of every position of `stage`, if the game asks for a cache and it fits.
@@ -136,7 +168,7 @@ impl StageMoves {
             return None;
         }
         let positions: u64 = stage.slices.iter().map(|&s| game.slice_len(s)).sum();
-        let bytes = positions * 2 * (per_position * std::mem::size_of::<ScoredMove>() as u64 + 4);
+        let bytes = positions * 2 * (per_position * std::mem::size_of::<PackedMove>() as u64 + 4);
         if bytes > MOVE_CACHE_BYTES {
             return None;
         }
@@ -145,26 +177,33 @@ impl StageMoves {
             slot_of[slice.0 as usize] = slot as u32;
         }
         const CHUNK: u64 = 1 << 12;
+        let unpackable = AtomicBool::new(false);
         let (mut starts, mut moves) = (Vec::new(), Vec::new());
         for &slice in &stage.slices {
             let len = game.slice_len(slice);
             let per_side = Side::BOTH.map(|side| {
-                let chunks: Vec<(Vec<u32>, Vec<ScoredMove>)> = (0..len.div_ceil(CHUNK))
-                    .into_par_iter()
-                    .map(|c| {
-                        let range = c * CHUNK..((c + 1) * CHUNK).min(len);
-                        let mut counts = Vec::with_capacity((range.end - range.start) as usize);
-                        let mut list = Vec::new();
-                        game.for_each_key(slice, range, |_, key| {
-                            let before = list.len();
-                            if game.is_canonical(slice, key) {
-                                scored(game, finals, side, slice, key, |m| list.push(m));
-                            }
-                            counts.push((list.len() - before) as u32);
-                        });
-                        (counts, list)
-                    })
-                    .collect();
+                let chunks: Vec<(Vec<u32>, Vec<PackedMove>)> =
+                    (0..len.div_ceil(CHUNK))
+                        .into_par_iter()
+                        .map(|c| {
+                            let range = c * CHUNK..((c + 1) * CHUNK).min(len);
+                            let mut counts = Vec::with_capacity((range.end - range.start) as usize);
+                            let mut list = Vec::new();
+                            game.for_each_key(slice, range, |_, key| {
+                                let before = list.len();
+                                if game.is_canonical(slice, key) {
+                                    scored(game, finals, side, slice, key, |m| {
+                                        match PackedMove::pack(m) {
+                                            Some(p) => list.push(p),
+                                            None => unpackable.store(true, Ordering::Relaxed),
+                                        }
+                                    });
+                                }
+                                counts.push((list.len() - before) as u32);
+                            });
+                            (counts, list)
+                        })
+                        .collect();
                 let total: usize = chunks.iter().map(|(_, l)| l.len()).sum();
                 let mut start = Vec::with_capacity(len as usize + 1);
                 let mut all = Vec::with_capacity(total);
@@ -178,7 +217,7 @@ impl StageMoves {
                 (start, all)
             });
             let [(s0, m0), (s1, m1)] = per_side;
-            if m0.len().max(m1.len()) > u32::MAX as usize {
+            if m0.len().max(m1.len()) > u32::MAX as usize || unpackable.load(Ordering::Relaxed) {
                 return None;
             }
             starts.push([s0, s1]);
@@ -193,7 +232,7 @@ impl StageMoves {
 
     /// The cached moves of `index` of `slice` with `side` to move, if the slice is cached.
     #[inline]
-    fn of(&self, side: Side, slice: SliceId, index: u64) -> Option<&[ScoredMove]> {
+    fn of(&self, side: Side, slice: SliceId, index: u64) -> Option<&[PackedMove]> {
         let slot = *self.slot_of.get(slice.0 as usize)? as usize;
         let starts = &self.starts.get(slot)?[side.index()];
         let (a, b) = (starts[index as usize], starts[index as usize + 1]);
@@ -282,7 +321,7 @@ impl<G: ScoreGame, F: FinalMargins> Game for AtThreshold<'_, G, F> {
         if let Some(cache) = self.moves {
             let index = self.game.index(slice, key);
             if let Some(list) = cache.of(side, slice, index) {
-                list.iter().for_each(|&m| visit_scored(m));
+                list.iter().for_each(|&m| visit_scored(m.unpack()));
                 return;
             }
         }
