@@ -25,7 +25,7 @@ impl Board {
     /// [`MAX_HOLES`], and the stones at most [`MAX_STONES`] in all.
     pub fn new(counts: &[u8]) -> Result<Board, String> {
         let holes = counts.len();
-        if holes % 2 != 0 || !(4..=MAX_HOLES).contains(&holes) {
+        if !holes.is_multiple_of(2) || !(4..=MAX_HOLES).contains(&holes) {
             return Err(format!(
                 "a ring has an even number of holes between 4 and {MAX_HOLES}, not {holes}"
             ));

@@ -37,7 +37,7 @@ pub const MAX_SOLVED_STONES: u32 = 48;
 impl Mancala {
     /// The game on `holes` holes (even, 4 to 16) with up to `max_stones` stones on the board.
     pub fn new(holes: usize, max_stones: u32, endless: EndlessRule) -> Result<Mancala, String> {
-        if holes % 2 != 0 || !(4..=16).contains(&holes) {
+        if !holes.is_multiple_of(2) || !(4..=16).contains(&holes) {
             return Err(format!(
                 "a solved ring has an even number of holes from 4 to 16, not {holes}"
             ));

@@ -116,8 +116,8 @@ fn every_small_move_agrees_with_a_plain_simulation() {
     for (holes, max) in [(8, 9), (10, 7)] {
         every_board(holes, max, &mut |counts| {
             let board = Board::new(counts).unwrap();
-            for hole in 0..holes {
-                if counts[hole] == 0 {
+            for (hole, &stones) in counts.iter().enumerate() {
+                if stones == 0 {
                     continue;
                 }
                 match (play(&board, hole), simulate(&board, hole)) {
