@@ -387,35 +387,35 @@ fn stage_worker(
         }
         wake.notify_all();
         drop(st);
-        bar.suspend(|| {
-            // What each slice cost (all its plies together): logged for out-of-core stages,
-            // where slices are solved one at a time and the lines show the progress.
-            for r in reports.iter().filter(|_| placement != Placement::InMemory) {
-                info!(
-                    slice = %r.name,
-                    positions = r.positions,
-                    seconds = format!("{:.1}", r.cost.wall.as_secs_f64()),
-                    positions_per_s_per_core = r.positions_per_core_second() as u64,
-                    disk_read_mb = r.cost.read >> 20,
-                    disk_written_mb = r.cost.written >> 20,
-                    rss_mb = r.cost.peak_rss >> 20,
-                    "slice solved"
-                );
-            }
+        // Log lines go around the progress bar by themselves (the log writer suspends it):
+        // suspending it here too would take its lock twice.
+        // What each slice cost (all its plies together): logged for out-of-core stages,
+        // where slices are solved one at a time and the lines show the progress.
+        for r in reports.iter().filter(|_| placement != Placement::InMemory) {
             info!(
-                stage = %stage.name,
-                slots = stage_slots,
-                compute_ms = compute.as_millis() as u64,
-                init_ms = times.init.as_millis() as u64,
-                claim_plies_ms = times.claim_plies.as_millis() as u64,
-                count_plies_ms = times.count_plies.as_millis() as u64,
-                write_ms = write.as_millis() as u64,
-                out_of_core = placement != Placement::InMemory,
-                disk_read_mb = io.read >> 20,
-                disk_written_mb = io.written >> 20,
-                "stage finished"
-            )
-        });
+                slice = %r.name,
+                positions = r.positions,
+                seconds = format!("{:.1}", r.cost.wall.as_secs_f64()),
+                positions_per_s_per_core = r.positions_per_core_second() as u64,
+                disk_read_mb = r.cost.read >> 20,
+                disk_written_mb = r.cost.written >> 20,
+                rss_mb = r.cost.peak_rss >> 20,
+                "slice solved"
+            );
+        }
+        info!(
+            stage = %stage.name,
+            slots = stage_slots,
+            compute_ms = compute.as_millis() as u64,
+            init_ms = times.init.as_millis() as u64,
+            claim_plies_ms = times.claim_plies.as_millis() as u64,
+            count_plies_ms = times.count_plies.as_millis() as u64,
+            write_ms = write.as_millis() as u64,
+            out_of_core = placement != Placement::InMemory,
+            disk_read_mb = io.read >> 20,
+            disk_written_mb = io.written >> 20,
+            "stage finished"
+        )
     }
 }
 

@@ -322,3 +322,60 @@ fn at_a_terminal_verbose_log_lines_go_around_the_bar() {
         "no summary: {shown:#?}"
     );
 }
+
+/// Runs `retro args` (stdout and stderr pipes) and fails the test if it has not finished
+/// within `limit`: a hang is a failure, not a test that never ends.
+fn finishes_within(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
+        .args(args)
+        .env_remove("RETRO_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("retro runs");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("retro {args:?} still running after {limit:?} (hung)");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_in_process_driver_logs_around_its_bar_without_hanging() {
+    // Its stage lines are logged while the bar lives; the log writer suspends the bar, so
+    // logging must not take the bar's lock a second time (it once hung here).
+    for (name, verbose) in [("plain", &[][..]), ("verbose", &["-v"][..])] {
+        let dir = temp_dir(&format!("terminal-in-process-{name}"));
+        let args = [
+            &[
+                "solve",
+                "--in-process",
+                "--game",
+                "ring-hop",
+                "--cells",
+                "8",
+                "--tokens",
+                "3",
+            ][..],
+            verbose,
+            &["--out", s(&dir)],
+        ]
+        .concat();
+        let out = finishes_within(&args, Duration::from_secs(120));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("stage finished"),
+            "{}",
+            text(&out.stderr)
+        );
+        if let Some(written) =
+            retro_at_terminal(&[&args[..args.len() - 2], &["--out", s(&dir.join("tty"))]].concat())
+        {
+            assert!(written.contains("Solved "), "{written}");
+        }
+    }
+}
