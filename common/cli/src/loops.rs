@@ -3,25 +3,9 @@
 
 use anyhow::{bail, Result};
 use retro_mancala::board::hole_name;
-use retro_mancala::loops::{analyse, line_text, start};
+use retro_mancala::loops::{analyse, line_text, start, STUDY_EXAMPLES};
 use retro_mancala::sowing::{play, Play};
 use retro_mancala::Board;
-
-/// The study's loop examples (`../shared/spec/mancala.md`): board sown from `a`, and the
-/// period and shift the study gives.
-pub const STUDY_EXAMPLES: &[(&str, u64, usize)] = &[
-    ("3,1,0,2,1,0,2,1", 0, 3),
-    ("3,1,0,1,0,1,0,1", 1, 1),
-    ("3,1,0,1,0,3,0,1", 2, 2),
-    ("3,1,0,3,0,1,0,1", 2, 2),
-    ("5,1,0,1,0,1,0,1", 3, 3),
-    ("3,1,0,3,0,3,0,1", 4, 4),
-    ("5,1,0,1,0,3,0,1", 6, 6),
-    ("5,1,0,3,0,1,0,1", 10, 1),
-    ("7,1,0,1,0,3,0,1", 30, 3),
-    ("3,1,0,1,0,1,0,4", 2, 2),
-    ("3,1,0,3,0,1,0,4", 2, 2),
-];
 
 /// Prints the loop analysis of the ring of `holes` holes: at most `list` endless moves and
 /// repetitions in full, and at most `limit` positions searched.

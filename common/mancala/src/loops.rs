@@ -23,6 +23,23 @@ use crate::sowing::Loop;
 use retro_engine::Side;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
+/// The study's loop examples (`../shared/spec/mancala.md`): a 4x2 board sown from hole `a`,
+/// with the period and the shift the study gives it. `retro loops` checks them, and so do the
+/// tests.
+pub const STUDY_EXAMPLES: &[(&str, u64, usize)] = &[
+    ("3,1,0,2,1,0,2,1", 0, 3),
+    ("3,1,0,1,0,1,0,1", 1, 1),
+    ("3,1,0,1,0,3,0,1", 2, 2),
+    ("3,1,0,3,0,1,0,1", 2, 2),
+    ("5,1,0,1,0,1,0,1", 3, 3),
+    ("3,1,0,3,0,3,0,1", 4, 4),
+    ("5,1,0,1,0,3,0,1", 6, 6),
+    ("5,1,0,3,0,1,0,1", 10, 1),
+    ("7,1,0,1,0,3,0,1", 30, 3),
+    ("3,1,0,1,0,1,0,4", 2, 2),
+    ("3,1,0,3,0,1,0,4", 2, 2),
+];
+
 /// One endless move reachable from the start.
 #[derive(Clone, Debug)]
 pub struct EndlessMove {
