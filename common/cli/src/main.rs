@@ -619,36 +619,26 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Probe(a) => {
             let tables = tables::Tables::open(&a.tables)?;
-            if tables.mancala().is_some() && a.file.is_none() {
-                return match (a.position, a.side) {
-                    (Some(position), side) => {
-                        let text = match side {
-                            Some(side) => format!("{position} {side}"),
-                            None => position,
-                        };
-                        probe_mancala::probe_one(&tables, &text, a.json)
-                    }
-                    (None, _) => {
-                        bail!(
-                            "give a mancala position, e.g. \"{}\"",
-                            probe_mancala::EXAMPLE
-                        )
-                    }
+            // Games probed by their own printer (one position at a time; `--file` is shared).
+            type Printer = fn(&tables::Tables, &str, bool) -> Result<()>;
+            let own: Option<(&str, &str, Printer)> = if tables.mancala().is_some() {
+                let p: Printer = probe_mancala::probe_one;
+                Some(("mancala", probe_mancala::EXAMPLE, p))
+            } else if tables.simpei().is_some() {
+                let p: Printer = probe_simpei::probe_one;
+                Some(("SIMPEI", probe_simpei::EXAMPLE, p))
+            } else {
+                None
+            };
+            if let (Some((name, example, print)), None) = (own, &a.file) {
+                let Some(position) = a.position else {
+                    bail!("give a {name} position, e.g. \"{example}\"");
                 };
-            }
-            if tables.simpei().is_some() && a.file.is_none() {
-                return match (a.position, a.side) {
-                    (Some(position), side) => {
-                        let text = match side {
-                            Some(side) => format!("{position} {side}"),
-                            None => position,
-                        };
-                        probe_simpei::probe_one(&tables, &text, a.json)
-                    }
-                    (None, _) => {
-                        bail!("give a SIMPEI position, e.g. \"{}\"", probe_simpei::EXAMPLE)
-                    }
+                let text = match a.side {
+                    Some(side) => format!("{position} {side}"),
+                    None => position,
                 };
+                return print(&tables, &text, a.json);
             }
             match (a.file, a.position, a.side) {
                 (Some(file), _, _) => probe::probe_file(&tables, &file),
