@@ -194,13 +194,19 @@ fn retro_job(data: &Path) -> u64 {
         .unwrap()
 }
 
-fn db_query(data: &Path, sql: &str) -> i64 {
+/// One number from the coordinator's database in `data`, if it can be read.
+fn db_try(data: &Path, sql: &str) -> Option<i64> {
     let db = rusqlite::Connection::open_with_flags(
         data.join("coordinator.sqlite"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     )
-    .unwrap();
-    db.query_row(sql, [], |r| r.get(0)).unwrap()
+    .ok()?;
+    db.query_row(sql, [], |r| r.get(0)).ok()
+}
+
+/// One number from the coordinator's database in `data`.
+fn db_query(data: &Path, sql: &str) -> i64 {
+    db_try(data, sql).unwrap_or_else(|| panic!("cannot read {sql} in {}", data.display()))
 }
 
 fn root() -> bool {
@@ -283,11 +289,12 @@ fn a_slurm_batch_job_matches_the_in_process_solve_and_resumes_after_scancel() {
     let first = slurm.sbatch(&data, port, &resources, &BOARD33_7);
     let start = Instant::now();
     loop {
-        let running = data.join("coordinator.sqlite").exists()
-            && db_query(
-                &data,
-                "SELECT COUNT(*) FROM tasks WHERE stage = 6 AND state = 'running'",
-            ) > 0;
+        // (The database may not exist yet, or not have its tables yet.)
+        let running = db_try(
+            &data,
+            "SELECT COUNT(*) FROM tasks WHERE stage = 6 AND state = 'running'",
+        )
+        .is_some_and(|n| n > 0);
         if running {
             break;
         }
