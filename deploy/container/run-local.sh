@@ -9,8 +9,9 @@
 #   1. WORKDIR/rootfs: Debian bookworm (debootstrap --variant=minbase), imported as
 #      localhost/retro-debian:bookworm: the runtime base (instead of debian:bookworm-slim).
 #   2. WORKDIR/builder: the same plus gcc and libc6-dev and this machine's Rust toolchain
-#      (`rustc --print sysroot`), imported as localhost/retro-rust:bookworm (instead of
-#      rust:1-bookworm). The crates come from crates.io during the build.
+#      (`rustc --print sysroot`) and CA certificates (/usr/local/share/ca-certificates),
+#      imported as localhost/retro-rust:bookworm (instead of rust:1-bookworm). The crates come
+#      from crates.io during the build. Delete the image to rebuild it.
 #   3. podman build -f deploy/Containerfile -t localhost/retro:local (multi-stage).
 #   4. Containers (host network, loopback): coordinator, worker 1, worker 2, then
 #      `retro submit --wait` and `retro solve --in-process`; tables compared; metrics read.
@@ -51,7 +52,7 @@ if ! image_exists localhost/retro-debian:bookworm; then
             >"$work/debootstrap.log" 2>&1 || die "debootstrap failed; see $work/debootstrap.log"
     fi
     step "importing localhost/retro-debian:bookworm"
-    tar -C "$work/rootfs" -c . | pm import - localhost/retro-debian:bookworm >/dev/null
+    tar -C "$work/rootfs" -c . | pm import --quiet - localhost/retro-debian:bookworm >/dev/null
 fi
 
 # 2. The build base: gcc, libc6-dev and this machine's Rust toolchain.
@@ -65,12 +66,19 @@ if ! image_exists localhost/retro-rust:bookworm; then
         chroot "$work/builder" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gcc libc6-dev ca-certificates' \
             >"$work/builder-apt.log" 2>&1 || die "apt-get in the build root failed; see $work/builder-apt.log"
     fi
+    # This machine's own CA certificates (a network whose HTTPS goes through an intercepting
+    # proxy): the build downloads crates from crates.io.
+    if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+        step "adding this machine's CA certificates (/usr/local/share/ca-certificates) to the build root"
+        cp /usr/local/share/ca-certificates/*.crt "$work/builder/usr/local/share/ca-certificates/"
+        chroot "$work/builder" update-ca-certificates >/dev/null 2>&1 || die "update-ca-certificates failed in the build root"
+    fi
     step "copying the Rust toolchain $sysroot into the build root"
     rm -rf "$work/builder/usr/local/rust"
     mkdir -p "$work/builder/usr/local/rust" "$work/builder/usr/local/cargo"
     cp -a "$sysroot/bin" "$sysroot/lib" "$work/builder/usr/local/rust/"
     step "importing localhost/retro-rust:bookworm"
-    tar -C "$work/builder" -c . | pm import \
+    tar -C "$work/builder" -c . | pm import --quiet \
         --change "ENV PATH=/usr/local/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
         --change "ENV CARGO_HOME=/usr/local/cargo" - localhost/retro-rust:bookworm >/dev/null
 fi
