@@ -80,7 +80,7 @@ start() {
     wait_for 10 "munged's socket exists" test -S "$dir/munge/munge.socket"
 
     local host ctld_port slurmd_port node
-    host=$(hostname -s)
+    host=$(hostname -s 2>/dev/null || uname -n)
     ctld_port=${SLURMCTLD_PORT:-$(free_port 40000)}
     slurmd_port=${SLURMD_PORT:-$(free_port $((ctld_port + 1)))}
     # This machine as slurmd sees it (CPUs, sockets, cores, memory), reachable on loopback.

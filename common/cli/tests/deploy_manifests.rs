@@ -10,8 +10,10 @@
 //!   CPU request its `--threads`; the probes hit `/metrics` on the port of `--metrics`; the
 //!   token file is in the mounted Secret; coordinator and workers mount the same volume at
 //!   the `--data` path; workers reach the coordinator through the Service;
-//! - `kubectl kustomize deploy/k8s` (Debian's `kubernetes-client`, installed with apt-get
-//!   when missing and root) builds the kustomization with the image it names.
+//! - `kubectl kustomize deploy/k8s` (Debian's `kubernetes-client`) builds the kustomization
+//!   with the image it names, and `docker-compose config` (Debian's `docker-compose`, which
+//!   needs no Docker engine for it) checks the Compose file against the Compose schema; both
+//!   are installed with apt-get when missing (as root), and skipped with a message otherwise.
 
 mod support;
 
@@ -207,7 +209,9 @@ fn strings(value: &Value) -> Vec<String> {
 
 /// Bytes of a Kubernetes quantity ("12Gi") or a `--memory-budget` ("12GiB").
 fn bytes(text: &str) -> u64 {
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (n, unit) = text.split_at(split);
     let n: u64 = n.parse().unwrap();
     n * match unit {
@@ -346,11 +350,8 @@ fn kubernetes_commands_probes_resources_and_volumes_agree() {
                             bytes(&flags["memory-budget"]),
                             "{where_}: memory request = --memory-budget"
                         );
-                        let limit = bytes(
-                            container["resources"]["limits"]["memory"]
-                                .as_str()
-                                .unwrap(),
-                        );
+                        let limit =
+                            bytes(container["resources"]["limits"]["memory"].as_str().unwrap());
                         assert!(limit >= bytes(&flags["memory-budget"]), "{where_}");
                         assert_eq!(
                             requests["cpu"].as_str().unwrap(),
@@ -419,38 +420,97 @@ fn the_compose_file_runs_real_commands_with_consistent_sizes() {
     }
 }
 
-#[test]
-fn kubectl_builds_the_kustomization() {
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `cmd` is there, or Debian's `package` is installed now (as root); `false` (with a SKIPPED
+/// line naming `test`) when it cannot be.
+fn installed(cmd: &str, package: &str, test: &str) -> bool {
+    if have(cmd) {
+        return true;
+    }
     let root = Command::new("id")
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let have = |cmd: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {cmd}")])
+    let install = format!(
+        "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends {package} \
+         || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends {package})"
+    );
+    let done = root
+        && have("apt-get")
+        && Command::new("sh")
+            .args(["-c", &install])
             .output()
             .is_ok_and(|o| o.status.success())
-    };
-    if !have("kubectl") {
-        let installed = root
-            && have("apt-get")
-            && Command::new("sh")
-                .args([
-                    "-c",
-                    "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends kubernetes-client \
-                     || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends kubernetes-client)",
-                ])
-                .output()
-                .is_ok_and(|o| o.status.success());
-        if !installed {
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED kubectl_builds_the_kustomization: kubectl is missing and cannot be \
-                 installed here (it needs root and apt-get: Debian's kubernetes-client)"
-            );
-            return;
-        }
+        && have(cmd);
+    if !done {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: {cmd} is missing and cannot be installed here (it needs root and \
+             apt-get: Debian's {package})"
+        );
+    }
+    done
+}
+
+#[test]
+fn docker_compose_validates_the_compose_file() {
+    // Debian's docker-compose (1.29) checks the file against the Compose schema without a
+    // Docker engine.
+    if !installed(
+        "docker-compose",
+        "docker-compose",
+        "docker_compose_validates_the_compose_file",
+    ) {
+        return;
+    }
+    let out = Command::new("docker-compose")
+        .args(["-f", "compose.yaml", "config", "--quiet"])
+        .current_dir(deploy())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "docker-compose config: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // And it can fail: a misspelt key is refused.
+    let dir = temp_dir("compose-misspelt");
+    let text = std::fs::read_to_string(deploy().join("compose.yaml")).unwrap();
+    assert!(text.contains("      interval: 10s\n"));
+    std::fs::write(
+        dir.join("compose.yaml"),
+        text.replace("      interval: 10s\n", "      intervall: 10s\n"),
+    )
+    .unwrap();
+    let out = Command::new("docker-compose")
+        .args(["-f", "compose.yaml", "config", "--quiet"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("intervall"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn kubectl_builds_the_kustomization() {
+    if !installed(
+        "kubectl",
+        "kubernetes-client",
+        "kubectl_builds_the_kustomization",
+    ) {
+        return;
     }
     let out = Command::new("kubectl")
         .arg("kustomize")
