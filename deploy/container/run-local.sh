@@ -128,7 +128,8 @@ run --rm localhost/retro:local retro submit --coordinator "$url" --token-file /d
 step "solved through the containers in $((SECONDS - started)) s"
 job_dir=$data/jobs/000001
 step "retro solve --in-process (the reference, in a container too)"
-run --rm localhost/retro:local retro solve --in-process --quiet --out /data/reference >/dev/null
+run --rm localhost/retro:local retro solve --in-process --quiet --out /data/reference >/dev/null \
+    2>"$work/reference.log" || die "the in-process solve failed; see $work/reference.log"
 compared=0
 for file in "$data"/reference/*.tbl "$data/reference/manifest.json" "$data/reference/counts.csv"; do
     cmp -s "$file" "$job_dir/$(basename "$file")" || die "$(basename "$file") differs between $job_dir and $data/reference"
