@@ -69,7 +69,7 @@ enum Command {
     Submit(SubmitArgs),
     /// Show a job's status: stages done, current plies, workers, throughput, ETA.
     #[command(
-        after_help = "Example: retro status 3 --all --coordinator http://10.0.0.5:50051 --token-file token"
+        after_help = "Examples:\n  retro status 3 --all --coordinator http://10.0.0.5:50051 --token-file token\n  retro status 3 --wait   (follow it to its end; non-zero exit unless it ends done)"
     )]
     Status(StatusArgs),
     /// Cancel a job.
@@ -331,6 +331,10 @@ struct StatusArgs {
     /// List every stage, not only running and ready ones.
     #[arg(long)]
     all: bool,
+    /// Follow the job with a progress bar until it ends (as `submit --wait` does); fails
+    /// unless it ends done. For a job submitted earlier, e.g. by a batch script resubmitted.
+    #[arg(long)]
+    wait: bool,
     #[command(flatten)]
     connection: client::Connection,
 }
@@ -479,6 +483,17 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Status(a) => runtime()?.block_on(async {
             let mut c = a.connection.connect().await?;
+            if a.wait {
+                let started = std::time::Instant::now();
+                let s = client::wait(&mut c, a.job).await?;
+                client::print_status(&s, a.all)?;
+                outln!(
+                    "job {} done (followed for {})",
+                    a.job,
+                    output::duration(started.elapsed().as_secs_f64())
+                );
+                return Ok(());
+            }
             let s = c
                 .status(retro_proto::StatusRequest { job_id: a.job })
                 .await
