@@ -54,7 +54,9 @@ pub fn parse_hole(row: Row, name: &str) -> Result<usize, String> {
     let name = name.trim();
     let n = row.len();
     let refuse = || {
-        format!("'{name}' is not a hole: f1..f{n} (front row) or b1..b{n} (back row), from your left")
+        format!(
+            "'{name}' is not a hole: f1..f{n} (front row) or b1..b{n} (back row), from your left"
+        )
     };
     let mut chars = name.chars();
     let letter = chars.next().map(|c| c.to_ascii_lowercase());
@@ -91,7 +93,16 @@ mod tests {
                 direction: Direction::Anticlockwise
             }
         );
-        for bad in ["f9 cw", "f0 cw", "x1 cw", "f1", "f1 up", "f1 cw now", "", "f cw"] {
+        for bad in [
+            "f9 cw",
+            "f0 cw",
+            "x1 cw",
+            "f1",
+            "f1 up",
+            "f1 cw now",
+            "",
+            "f cw",
+        ] {
             assert!(Move::parse(row, bad).is_err(), "{bad}");
         }
     }

@@ -90,8 +90,12 @@ impl Record {
                     let [n, k] = fields[..] else {
                         return Err(at("'variant' takes the holes a row and the stones a hole, e.g. 'variant 8 2'".into()));
                     };
-                    let n: usize = n.parse().map_err(|_| at(format!("'{n}' is not a number of holes")))?;
-                    let k: u8 = k.parse().map_err(|_| at(format!("'{k}' is not a number of stones")))?;
+                    let n: usize = n
+                        .parse()
+                        .map_err(|_| at(format!("'{n}' is not a number of holes")))?;
+                    let k: u8 = k
+                        .parse()
+                        .map_err(|_| at(format!("'{k}' is not a number of stones")))?;
                     let row = Row::new(n).map_err(at)?;
                     Position::start(row, k).map_err(at)?;
                     variant = Some((row, k));

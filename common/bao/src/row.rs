@@ -61,9 +61,7 @@ impl Row {
         if (MIN_ROW..=MAX_ROW).contains(&n) {
             Ok(Row(n as u8))
         } else {
-            Err(format!(
-                "a row has {MIN_ROW} to {MAX_ROW} holes, not {n}"
-            ))
+            Err(format!("a row has {MIN_ROW} to {MAX_ROW} holes, not {n}"))
         }
     }
 

@@ -14,10 +14,10 @@
 //! endless and illegal, a takata does not become legal instead.
 
 use crate::board::Position;
+use crate::direction::Direction;
 use crate::markers::{mtaji, mtaji_target};
 use crate::moves::{hole_name, Move};
 use crate::sowing::{play, Endless, MoveKind, Play, SowState};
-use crate::direction::Direction;
 use std::fmt;
 
 /// What happens when a player chooses a move that never ends.
