@@ -11,6 +11,7 @@ mod counts;
 mod embedded;
 mod game_choice;
 mod loops;
+mod play;
 mod probe;
 mod probe_mancala;
 mod probe_simpei;
@@ -139,6 +140,11 @@ enum Command {
         after_help = "Examples:\n  retro bench --runs 5 --mode both\n  retro bench --game musashi33 --max-browns 9 --report target/b33"
     )]
     Bench(BenchArgs),
+    /// Referee a game between two people at the terminal (Bao la kujifunza: `retro play bao`).
+    #[command(
+        after_help = "Example: retro play bao   (then moves like 'f3 cw'; 'help' lists the commands)"
+    )]
+    Play(play::PlayArgs),
 }
 
 #[derive(Args)]
@@ -400,6 +406,7 @@ struct VerifyArgs {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Play(a) => play::run(a),
         Command::Solve(a) => {
             let game = a.target.game()?;
             tell_how_to_resume_on_interrupt(&a.out, a.in_process);
