@@ -14,7 +14,8 @@
 //! * [`markers`]: markers and mtaji;
 //! * [`sowing`]: a move step by step, with exact endless-move detection;
 //! * [`rules`]: legal moves, refusals with reasons, outcomes, the endless-move rule, loss;
-//! * [`record`]: a game record (variant, rule, moves) as text.
+//! * [`record`]: a game record (variant, rule, moves) as text;
+//! * [`search`]: breadth-first and random search from the start (endless moves, fullest hole).
 
 #![warn(missing_docs)]
 
@@ -25,6 +26,7 @@ pub mod moves;
 pub mod record;
 pub mod row;
 pub mod rules;
+pub mod search;
 pub mod sowing;
 
 pub use board::{Board, Position};

@@ -5,6 +5,7 @@
 #[macro_use]
 mod output;
 mod analysis;
+mod bao_search;
 mod bench;
 mod client;
 mod counts;
@@ -145,6 +146,10 @@ enum Command {
         after_help = "Example: retro play bao   (then moves like 'f3 cw'; 'help' lists the commands)"
     )]
     Play(play::PlayArgs),
+    /// Bao la kujifunza from the start, searched: the shortest line to an endless move and
+    /// the fullest hole (breadth-first, then random games), as Markdown.
+    #[command(after_help = "Example: retro bao-search --depth 6 --games 10000 > search.md")]
+    BaoSearch(bao_search::BaoSearchArgs),
 }
 
 #[derive(Args)]
@@ -407,6 +412,7 @@ struct VerifyArgs {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Play(a) => play::run(a),
+        Command::BaoSearch(a) => bao_search::run(a),
         Command::Solve(a) => {
             let game = a.target.game()?;
             tell_how_to_resume_on_interrupt(&a.out, a.in_process);
