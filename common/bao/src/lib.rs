@@ -15,12 +15,16 @@
 //! * [`sowing`]: a move step by step, with exact endless-move detection;
 //! * [`rules`]: legal moves, refusals with reasons, outcomes, the endless-move rule, loss;
 //! * [`record`]: a game record (variant, rule, moves) as text;
+//! * [`game`]: a variant on the engine (every position, win/draw/loss, pulled) and [`job`],
+//!   what a solve records of it;
 //! * [`search`]: breadth-first and random search from the start (endless moves, fullest hole).
 
 #![warn(missing_docs)]
 
 pub mod board;
 pub mod direction;
+pub mod game;
+pub mod job;
 pub mod markers;
 pub mod moves;
 pub mod record;
