@@ -8,6 +8,7 @@
 //!
 //! * [`row`]: one player's holes (front and back row as a ring), the ends, where captured
 //!   stones go;
+//! * [`command_line`]: the `--game` value and options of a solved variant;
 //! * [`direction`]: clockwise and anticlockwise;
 //! * [`board`]: both players' stones, positions and their notation;
 //! * [`moves`]: moves and hole names as people write them (`f3 cw`);
@@ -22,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod board;
+pub mod command_line;
 pub mod direction;
 pub mod game;
 pub mod job;

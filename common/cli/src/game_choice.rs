@@ -1,189 +1,142 @@
-//! Which game a command solves: a built-in choice (`--game`), with the options that game
-//! takes, turned into the game with its solver through the registry.
+//! Which game a command solves: `--game` and the game's own flags, built from the registry.
 //!
-//! This is the one place of the command line that names games; everything after it handles a
-//! [`JobGame`].
+//! Every registered game declares its `--game` values and its options
+//! ([`retro_games::Registration`]); this file turns them into clap arguments, collects what
+//! was given, refuses flags that belong to another game, and asks the chosen game for its
+//! definition. So the command line names no game: a new game's flags appear with its
+//! registration.
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, ValueEnum};
-use retro_mancala::Mancala;
-use retro_musashi::{Board, Musashi};
-use retro_pipeline::{GameRules, JobGame};
-use retro_simpei::game::Simpei;
-use retro_toys::RingHop;
-use std::path::{Path, PathBuf};
+use clap::builder::PossibleValue;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
+use retro_pipeline::{ChosenOptions, GameOption, JobGame};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The built-in games.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum GameName {
-    /// Sixteen Musashi on BOARD25 (5x5 grid with diagonals).
-    Musashi25,
-    /// Sixteen Musashi on BOARD31 (diamond diagonals plus a 6-point triangle).
-    Musashi31,
-    /// Sixteen Musashi on BOARD33 (BOARD25 plus an 8-point triangle).
-    Musashi33,
-    /// SIMPEI: 4x4 and 3x3 worlds, clipping with relocation, exactly-three rows (win, draw or
-    /// loss).
-    Simpei,
-    /// The relay-sowing mancala on the 4x2 ring (8 holes, 16 stones; score margin).
-    Mancala4,
-    /// The relay-sowing mancala on the 8x2 ring (16 holes, 32 stones; solve up to
-    /// `--max-stones`).
-    Mancala8,
-    /// The relay-sowing mancala on a ring of `--holes` holes.
-    Mancala,
-    /// Ring hop, the toy game of the worked example: win, draw or loss (cycles, draws).
-    RingHop,
-    /// Ring hop valued by score margin (a point per capture; captures both ways, cycles).
-    RingHopScore,
-}
+/// The `--game` value when none is given.
+const DEFAULT_GAME: &str = "musashi25";
 
-impl GameName {
-    /// The built-in board of a Sixteen Musashi choice.
-    fn board(self) -> Option<Board> {
-        let name = match self {
-            GameName::Musashi25 => "BOARD25",
-            GameName::Musashi31 => "BOARD31",
-            GameName::Musashi33 => "BOARD33",
-            _ => return None,
-        };
-        Some(Board::builtin(name).expect("built-in board"))
-    }
-}
-
-/// The game, board file and limits to solve.
-#[derive(Args, Clone, Debug)]
+/// The game to solve: a `--game` value and the game flags given on the command line.
+#[derive(Clone, Debug)]
 pub struct TargetArgs {
-    /// The game (and its built-in board).
-    #[arg(long, value_enum, default_value = "musashi25")]
-    pub game: GameName,
-    /// Sixteen Musashi: solve on the board described by this board file instead (format in
-    /// the README).
-    #[arg(long, value_name = "FILE")]
-    pub board_file: Option<PathBuf>,
-    /// Sixteen Musashi: solve only positions with at most K brown pieces (they do not depend
-    /// on larger counts).
-    #[arg(long, value_name = "K")]
-    pub max_browns: Option<usize>,
-    /// SIMPEI: when a row of exactly three wins (the reading of the rules; the default
-    /// reproduces the published tables, see docs/simpei.md).
-    #[arg(long, value_name = "RULE", default_value = retro_simpei::job::DEFAULT_ROWS.name())]
-    pub rows: String,
-    /// SIMPEI: what counts as exactly three in a row (see docs/simpei.md).
-    #[arg(long, value_name = "SHAPE", default_value = retro_simpei::job::DEFAULT_SHAPE.name())]
-    pub row_shape: String,
-    /// SIMPEI: the start, `official` (the prescribed first hole) or `free` (any first hole).
-    #[arg(long, value_name = "RULE", default_value = "official")]
-    pub start: String,
-    /// Mancala: the holes of the ring for `--game mancala` (even, 4 to 16).
-    #[arg(long, value_name = "N")]
-    pub holes: Option<usize>,
-    /// Mancala: solve every position with at most S stones on the board (default: the
-    /// start's stones, 4 per pair of holes).
-    #[arg(long, value_name = "S")]
-    pub max_stones: Option<u32>,
-    /// Mancala: what an endless move does, `cut-off` (the game ends, the stones on the board
-    /// go to nobody) or `illegal` (it may not be chosen).
-    #[arg(long, value_name = "RULE", default_value = "cut-off")]
-    pub endless: String,
-    /// Ring hop: cells of the ring (3 to 12).
-    #[arg(long, value_name = "N", default_value_t = 8)]
-    pub cells: u32,
-    /// Ring hop: most tokens a side.
-    #[arg(long, value_name = "T", default_value_t = 2)]
-    pub tokens: u32,
+    /// The `--game` value.
+    pub game: String,
+    /// The game flags given (without dashes), with their values.
+    given: BTreeMap<&'static str, String>,
+}
+
+/// Every game option of the build, one per flag (games may share a flag: the first
+/// declaration gives its help).
+fn all_options() -> BTreeMap<&'static str, GameOption> {
+    let mut options = BTreeMap::new();
+    for registration in retro_games::REGISTERED {
+        for option in registration.options {
+            options.entry(option.flag).or_insert(*option);
+        }
+    }
+    options
 }
 
 impl TargetArgs {
-    /// The game to solve, after checking the flags.
+    /// The `--game` value and the registration it selects, the game's definition from the
+    /// flags given (after checking that each belongs to that game), opened with its solver.
     pub fn game(&self) -> Result<Arc<dyn JobGame>> {
-        match self.game.board() {
-            Some(builtin) => {
-                if self.holes.is_some() || self.max_stones.is_some() {
-                    bail!("--holes and --max-stones are options of the mancala");
-                }
-                let board = match &self.board_file {
-                    None => builtin,
-                    Some(path) => read_board(path)?,
-                };
-                let n = board.len();
-                if let Some(k) = self.max_browns {
-                    if k >= n {
-                        bail!(
-                            "--max-browns {k}: {} has {n} points, so at most {} browns",
-                            board.name,
-                            n - 1
-                        );
-                    }
-                }
-                Ok(retro_games::open(
-                    Musashi::NAME,
-                    &Musashi::new(board, self.max_browns).definition(),
-                )?)
-            }
-            None => {
-                if self.board_file.is_some() || self.max_browns.is_some() {
-                    bail!("--board-file and --max-browns are options of Sixteen Musashi");
-                }
-                if let Some(holes) = self.mancala_holes()? {
-                    let definition = serde_json::json!({
-                        "holes": holes,
-                        "max_stones": self.max_stones.unwrap_or(2 * holes as u32),
-                        "endless": self.endless,
-                    });
-                    return retro_games::open(Mancala::NAME, &definition).context("mancala");
-                }
-                if self.holes.is_some() || self.max_stones.is_some() {
-                    bail!("--holes and --max-stones are options of the mancala");
-                }
-                if self.game == GameName::Simpei {
-                    let definition = serde_json::json!({
-                        "rows": self.rows,
-                        "shape": self.row_shape,
-                        "start": self.start,
-                    });
-                    return retro_games::open(Simpei::NAME, &definition).context("SIMPEI");
-                }
-                let value = match self.game {
-                    GameName::RingHopScore => "score-margin",
-                    _ => "win-draw-loss",
-                };
-                let definition = serde_json::json!({
-                    "cells": self.cells,
-                    "tokens": self.tokens,
-                    "value": value,
-                });
-                retro_games::open(RingHop::NAME, &definition).context("ring hop")
+        let registration = retro_games::chosen(&self.game)?;
+        for flag in self.given.keys() {
+            if !registration.options.iter().any(|o| o.flag == *flag) {
+                let owners: Vec<&str> = retro_games::choices()
+                    .filter(|(_, r)| r.options.iter().any(|o| o.flag == *flag))
+                    .map(|(c, _)| c.name)
+                    .collect();
+                bail!(
+                    "--{flag} is an option of --game {}, not of --game {}",
+                    owners.join(", "),
+                    self.game
+                );
             }
         }
+        let options = ChosenOptions::new(
+            registration.options,
+            self.given.iter().map(|(k, v)| (*k, v.clone())),
+        );
+        let definition = (registration.definition)(&self.game, &options)?;
+        (registration.open)(&definition).with_context(|| format!("--game {}", self.game))
     }
-}
 
-impl TargetArgs {
-    /// The holes of a mancala choice, `None` for other games.
-    fn mancala_holes(&self) -> Result<Option<usize>> {
-        let builtin = match self.game {
-            GameName::Mancala4 => 8,
-            GameName::Mancala8 => 16,
-            GameName::Mancala => match self.holes {
-                Some(holes) => return Ok(Some(holes)),
-                None => bail!("--game mancala needs --holes N (or use mancala4 / mancala8)"),
-            },
-            _ => return Ok(None),
+    /// The loop analysis of the chosen game (`retro loops`), or an error naming the games
+    /// that have one.
+    pub fn loops(&self, list: usize, limit: u64) -> Result<String> {
+        let registration = retro_games::chosen(&self.game)?;
+        let Some(loops) = registration.loops else {
+            let with: Vec<&str> = retro_games::choices()
+                .filter(|(_, r)| r.loops.is_some())
+                .map(|(c, _)| c.name)
+                .collect();
+            bail!(
+                "--game {}: retro loops analyses the games whose moves can sow forever: {}",
+                self.game,
+                with.join(", ")
+            );
         };
-        match self.holes {
-            Some(holes) if holes != builtin => bail!(
-                "--holes {holes}: this board has {builtin} holes (use --game mancala --holes {holes})"
-            ),
-            _ => Ok(Some(builtin)),
-        }
+        let game = self.game()?;
+        loops(&game.definition(), list, limit)
     }
 }
 
-/// The board described by the board file at `path`.
-fn read_board(path: &Path) -> Result<Board> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read board file {}", path.display()))?;
-    Board::from_text(&text).with_context(|| format!("{}", path.display()))
+impl FromArgMatches for TargetArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut target = TargetArgs {
+            game: DEFAULT_GAME.to_string(),
+            given: BTreeMap::new(),
+        };
+        target.update_from_arg_matches(matches)?;
+        Ok(target)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        if let Some(game) = matches.get_one::<String>("game") {
+            self.game = game.clone();
+        }
+        for flag in all_options().into_keys() {
+            // Only flags given count: defaults are the chosen game's to fill in.
+            if matches.value_source(flag) == Some(ValueSource::CommandLine) {
+                if let Some(value) = matches.get_one::<String>(flag) {
+                    self.given.insert(flag, value.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Args for TargetArgs {
+    fn augment_args(cmd: Command) -> Command {
+        let games: Vec<PossibleValue> = retro_games::choices()
+            .map(|(c, _)| PossibleValue::new(c.name).help(c.about))
+            .collect();
+        let mut cmd = cmd.arg(
+            Arg::new("game")
+                .long("game")
+                .value_name("GAME")
+                .help("The game (and its built-in board)")
+                .value_parser(games)
+                .default_value(DEFAULT_GAME),
+        );
+        for (flag, option) in all_options() {
+            let mut arg = Arg::new(flag)
+                .long(flag)
+                .value_name(option.value_name)
+                .help(option.help);
+            if let Some(default) = option.default {
+                arg = arg.default_value(default);
+            }
+            cmd = cmd.arg(arg);
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
 }

@@ -4,18 +4,14 @@
 
 #[macro_use]
 mod output;
-mod analysis;
 mod bao_search;
 mod bench;
 mod client;
 mod counts;
 mod embedded;
 mod game_choice;
-mod loops;
 mod play;
 mod probe;
-mod probe_mancala;
-mod probe_simpei;
 mod progress;
 mod report;
 mod solve;
@@ -112,12 +108,8 @@ enum Command {
     /// that can repeat with a line and a cycle.
     #[command(after_help = "Example: retro loops --game mancala4 > loops.md")]
     Loops {
-        /// The ring: mancala4, mancala8, or mancala with --holes N.
-        #[arg(long, default_value = "mancala4")]
-        game: String,
-        /// Holes of the ring for --game mancala.
-        #[arg(long, value_name = "N")]
-        holes: Option<usize>,
+        #[command(flatten)]
+        target: TargetArgs,
         /// How many endless moves and repetitions to list in full.
         #[arg(long, default_value_t = 20, value_name = "N")]
         list: usize,
@@ -607,61 +599,34 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Loops {
-            game,
-            holes,
+            target,
             list,
             limit,
         } => {
-            let holes = match (game.as_str(), holes) {
-                ("mancala4", None | Some(8)) => 8,
-                ("mancala8", None | Some(16)) => 16,
-                ("mancala", Some(n)) => n,
-                ("mancala", None) => bail!("--game mancala needs --holes N"),
-                ("mancala4" | "mancala8", Some(n)) => {
-                    bail!("--holes {n} does not fit --game {game} (use --game mancala --holes {n})")
-                }
-                _ => {
-                    bail!("retro loops is about the mancala: --game mancala4, mancala8 or mancala")
-                }
-            };
-            loops::report(holes, list, limit)
+            out!("{}", target.loops(list, limit)?);
+            Ok(())
         }
         Command::Report { tables, slack } => {
             let tables = tables::Tables::open(&tables)?;
-            analysis::report(&tables, slack)
+            let started = std::time::Instant::now();
+            out!("{}", tables.explorer()?.report(&tables, slack)?);
+            eprintln!("report: {:.1} s", started.elapsed().as_secs_f64());
+            Ok(())
         }
         Command::Probe(a) => {
             let tables = tables::Tables::open(&a.tables)?;
-            // Games probed by their own printer (one position at a time; `--file` is shared).
-            type Printer = fn(&tables::Tables, &str, bool) -> Result<()>;
-            let own: Option<(&str, &str, Printer)> = if tables.mancala().is_some() {
-                let p: Printer = probe_mancala::probe_one;
-                Some(("mancala", probe_mancala::EXAMPLE, p))
-            } else if tables.simpei().is_some() {
-                let p: Printer = probe_simpei::probe_one;
-                Some(("SIMPEI", probe_simpei::EXAMPLE, p))
-            } else {
-                None
-            };
-            if let (Some((name, example, print)), None) = (own, &a.file) {
-                let Some(position) = a.position else {
-                    bail!("give a {name} position, e.g. \"{example}\"");
-                };
-                let text = match a.side {
-                    Some(side) => format!("{position} {side}"),
-                    None => position,
-                };
-                return print(&tables, &text, a.json);
-            }
             match (a.file, a.position, a.side) {
                 (Some(file), _, _) => probe::probe_file(&tables, &file),
                 (None, Some(position), side) => {
-                    let (rows, side) = probe::split_position(&position, side.as_deref())?;
-                    probe::probe_one(&tables, &rows, &side, a.json)
+                    let text = match side {
+                        Some(side) => format!("{position} {side}"),
+                        None => position,
+                    };
+                    probe::probe_one(&tables, &text, a.json)
                 }
                 (None, None, _) => bail!(
-                    "give a position and a side, e.g. {} (or --file FILE)",
-                    probe::EXAMPLE
+                    "give a position, e.g. \"{}\" (or --file FILE)",
+                    tables.explorer()?.example()
                 ),
             }
         }

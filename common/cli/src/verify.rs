@@ -6,7 +6,6 @@ use anyhow::{bail, Context, Result};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rayon::prelude::*;
 use retro_engine::Side;
-use retro_musashi::Position;
 use retro_pipeline::Solved;
 use std::path::Path;
 
@@ -93,11 +92,12 @@ fn thousands(field: &str) -> String {
         .map_or_else(|_| field.to_string(), crate::output::thousands)
 }
 
-/// Compares stored values with the lines `<position> <side> <value>` of `path`.
+/// Compares stored values with the lines `<position> <side> <value>` of `path`, positions and
+/// values in the notation of the directory's game (as `retro probe --file` prints them).
 pub fn check_values(tables: &Tables, path: &Path) -> Result<(usize, Vec<String>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read values file {}", path.display()))?;
-    let board = tables.musashi()?.board();
+    let explorer = tables.explorer()?;
     let mut problems = Vec::new();
     let mut checked = 0;
     for (i, line) in text.lines().enumerate() {
@@ -106,16 +106,12 @@ pub fn check_values(tables: &Tables, path: &Path) -> Result<(usize, Vec<String>)
         }
         let at = || format!("{}: line {}", path.display(), i + 1);
         let parts: Vec<&str> = line.split_whitespace().collect();
-        let [rows, side, value] = parts[..] else {
+        let [rows, side, want] = parts[..] else {
             bail!("{}: expected '<position> <side> <value>'", at());
         };
-        let pos = retro_musashi::Side::parse(side)
-            .and_then(|s| Position::parse(board, rows, s))
+        let have = explorer
+            .value(&format!("{rows} {side}"), tables)
             .with_context(at)?;
-        let want: u8 = value
-            .parse()
-            .with_context(|| format!("{}: '{value}' is not a value", at()))?;
-        let have = tables.value(&pos)?;
         checked += 1;
         if have != want {
             problems.push(format!(

@@ -264,7 +264,7 @@ fn bad_mancala_input_gets_one_clear_line() {
                 "--out",
                 out,
             ],
-            "Sixteen Musashi",
+            "option of --game musashi25",
         ),
         (
             vec![

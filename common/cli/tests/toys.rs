@@ -148,11 +148,12 @@ fn ring_hop_score_margin_by_every_driver_equals_the_brute_force() {
 }
 
 #[test]
-fn a_toy_directory_is_refused_by_musashi_commands_with_a_clear_error() {
+fn a_toy_directory_is_refused_by_position_commands_with_a_clear_error() {
+    // Ring hop has no position notation (no explorer): probing it says so, naming the game.
     let dir = solve("ring-hop", "refusal", &["--in-process"]);
     let out = support::retro_err(&["probe", "--out", dir.to_str().unwrap(), "o", "brown"]);
     assert!(
-        out.contains("ring-hop") && out.contains("only Sixteen Musashi"),
+        out.contains("ring-hop") && out.contains("no position notation"),
         "{out}"
     );
     // Another game into the same directory is refused.

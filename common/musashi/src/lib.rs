@@ -9,7 +9,9 @@
 
 pub mod board;
 pub mod board_file;
+pub mod command_line;
 pub mod counts;
+pub mod explore;
 pub mod game;
 pub mod job;
 pub mod position;

@@ -6,6 +6,9 @@
 //!
 //! * [`game`]: the game boundary — what a job records of a game, and the solvers that turn a
 //!   game into a [`JobGame`] the rest of the system handles without naming it.
+//! * [`choice`]: the game boundary on the command line — `--game` values and game options.
+//! * [`explore`]: the game boundary for reading solved tables — positions in a game's
+//!   notation, looked up and explained ([`Explore`]).
 //! * [`job_dir`]: creating, recognising and checking a job directory (resume, damaged files).
 //! * [`stage`]: solving one stage and encoding its slice tables and manifest records.
 //! * [`steps`]: the state and message files of a stage solved in supersteps.
@@ -15,6 +18,8 @@
 
 #![warn(missing_docs)]
 
+pub mod choice;
+pub mod explore;
 pub mod game;
 pub mod job_dir;
 pub mod lock;
@@ -23,6 +28,8 @@ pub mod stage;
 pub mod steps;
 pub mod storage;
 
+pub use choice::{ChosenOptions, GameChoice, GameOption};
+pub use explore::{Explore, Probe, StoredValues};
 pub use game::{
     GameRules, JobGame, OpenGame, ScoreMargin, Solved, Start, StartPosition, WinDrawLoss,
 };

@@ -81,7 +81,7 @@ impl RowRule {
     ];
 
     /// The name in definitions and on the command line.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             RowRule::AfterPly => "after-ply",
             RowRule::TurnStart => "turn-start",
@@ -131,7 +131,7 @@ impl RowShape {
     ];
 
     /// The name in definitions and on the command line.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             RowShape::OwnFourthExcluded => "own-fourth-excluded",
             RowShape::AnyFourthExcluded => "any-fourth-excluded",

@@ -8,7 +8,10 @@
 //!   8 symmetries;
 //! * [`position`]: a position (both colours' holes and the side to move) and its notation;
 //! * [`rules`]: rows, clipping, and every legal move with where clipped pieces are put;
-//! * [`analysis`]: the analysis the paper reports, from solved tables;
+//! * [`command_line`]: the `--game` value and the options that choose a reading of the rules;
+//! * [`analysis`]: the analysis the paper reports, from solved tables, and [`report`] that
+//!   writes it as Markdown;
+//! * [`explore`]: positions looked up in solved tables (`retro probe`, `retro report`);
 //! * [`index`]: the layers by piece count, a dense index of each, and canonical positions
 //!   under the symmetries (the published Table 1 counts them).
 
@@ -16,11 +19,14 @@
 
 pub mod analysis;
 pub mod board;
+pub mod command_line;
+pub mod explore;
 pub mod game;
 pub mod index;
 pub mod job;
 pub mod position;
 pub mod probe;
+pub mod report;
 pub mod rules;
 
 pub use board::Hole;

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod command_line;
 pub mod job;
 pub mod ring;
 

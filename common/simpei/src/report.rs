@@ -1,46 +1,39 @@
-//! `retro report --tables DIR`: the analysis a game's paper reports, computed from its solved
-//! tables and printed as Markdown (the output is committed as part of `docs/`). SIMPEI has
-//! one (`retro_simpei::analysis` computes it; this file prints it); other games say so.
+//! The analysis the SIMPEI paper reports, as Markdown (`retro report --tables DIR`; the output
+//! is committed in `docs/`): the start positions with their proof trees and winning moves,
+//! records per piece count, zugzwang, simple cycles, one-move problems. The numbers are
+//! computed by [`crate::analysis`]; this file only writes them down.
 
-use crate::tables::Tables;
-use anyhow::{bail, Result};
-use retro_simpei::analysis::{analyse, analyse_start, Analysis, Found, Problem, StartAnalysis};
-use retro_simpei::job::{describe, StartRule};
-use retro_simpei::Position;
+use crate::analysis::{analyse, analyse_start, Analysis, Found, Problem, Solved, StartAnalysis};
+use crate::game::Simpei;
+use crate::job::{describe, StartRule};
+use crate::position::Position;
+use anyhow::{Context, Result};
+use retro_engine::{Game, Side, SliceId};
+use retro_pipeline::{GameRules, StoredValues};
 use std::fmt::Write;
-use std::time::Instant;
 
-/// Prints the analysis of the solved directory `tables`; proof trees are also sized with up to
-/// `slack` plies more than the winning distance.
-pub fn report(tables: &Tables, slack: u32) -> Result<()> {
-    if tables.simpei().is_none() {
-        bail!(
-            "retro report analyses SIMPEI tables; this directory holds {} ({})",
-            tables.game().name(),
-            tables.game().describe()
-        );
+/// The report of the solved `game` whose tables are `tables`; proof trees are also sized with
+/// up to `slack` plies more than the winning distance.
+pub fn report(game: &Simpei, tables: &dyn StoredValues, slack: u32) -> Result<String> {
+    let mut values = Vec::with_capacity(game.slice_count());
+    for id in 0..game.slice_count() {
+        let slice = SliceId(id as u32);
+        if game.slice_len(slice) == 0 {
+            values.push([Vec::new(), Vec::new()]);
+            continue;
+        }
+        values.push([
+            tables.section(slice, Side::First)?,
+            tables.section(slice, Side::Second)?,
+        ]);
     }
-    let started = Instant::now();
-    let solved = tables.simpei_solved()?;
-    let loaded = started.elapsed();
+    let solved = Solved::new(game, values).context("SIMPEI tables")?;
     let starts: Vec<(StartRule, StartAnalysis)> = [StartRule::Official, StartRule::Free]
         .into_iter()
         .map(|rule| (rule, analyse_start(&solved, rule.position(), slack)))
         .collect();
-    let proved = started.elapsed();
     let analysis = analyse(&solved);
-    out!("{}", markdown(&game_title(tables), &starts, &analysis));
-    eprintln!(
-        "report: tables read in {:.1} s, start positions in {:.1} s, scan of every position in {:.1} s",
-        loaded.as_secs_f64(),
-        (proved - loaded).as_secs_f64(),
-        (started.elapsed() - proved).as_secs_f64()
-    );
-    Ok(())
-}
-
-fn game_title(tables: &Tables) -> String {
-    tables.game().describe()
+    Ok(markdown(&game.describe(), &starts, &analysis))
 }
 
 /// A position in backticks with its value in words.
@@ -150,7 +143,7 @@ fn record_table(
 }
 
 /// The report in Markdown.
-pub fn markdown(title: &str, starts: &[(StartRule, StartAnalysis)], a: &Analysis) -> String {
+fn markdown(title: &str, starts: &[(StartRule, StartAnalysis)], a: &Analysis) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## The analysis by `retro report` ({title})\n");
     let _ = writeln!(

@@ -1,26 +1,36 @@
-//! `retro loops`: the mancala's endless moves and repetitions reachable from the start, as
-//! Markdown (the search is `retro_mancala::loops`; this file prints it).
+//! `retro loops`: the endless moves and repetitions reachable from the start, as Markdown
+//! (the search is [`crate::loops`]; this file writes it down).
 
+use crate::board::{hole_name, Board};
+use crate::loops::{analyse, line_text, start, STUDY_EXAMPLES};
+use crate::sowing::{play, Play};
 use anyhow::{bail, Result};
-use retro_mancala::board::hole_name;
-use retro_mancala::loops::{analyse, line_text, start, STUDY_EXAMPLES};
-use retro_mancala::sowing::{play, Play};
-use retro_mancala::Board;
+use std::fmt::Write;
 
-/// Prints the loop analysis of the ring of `holes` holes: at most `list` endless moves and
+/// The loop analysis of the game of `definition` (its ring; no tables needed): at most `list`
+/// endless moves and repetitions in full, and at most `limit` positions searched.
+pub fn report(definition: &serde_json::Value, list: usize, limit: u64) -> Result<String> {
+    let game = <crate::game::Mancala as retro_pipeline::GameRules>::from_definition(definition)?;
+    markdown(game.holes(), list, limit)
+}
+
+/// The loop analysis, as Markdown, of the ring of `holes` holes: at most `list` endless moves and
 /// repetitions in full, and at most `limit` positions searched.
-pub fn report(holes: usize, list: usize, limit: u64) -> Result<()> {
+pub fn markdown(holes: usize, list: usize, limit: u64) -> Result<String> {
+    let mut out = String::new();
     let start = start(holes).map_err(anyhow::Error::msg)?;
-    outln!(
+    writeln!(
+        out,
         "# Loops of the {}x2 ring from the start {start}\n",
         holes / 2
-    );
+    )?;
     if holes == 8 {
-        outln!("## The study's examples (sown from a)\n");
-        outln!(
+        writeln!(out, "## The study's examples (sown from a)\n")?;
+        writeln!(
+            out,
             "| board | study: period, shift | retro: period, shift | sowings to shift | cycle |"
-        );
-        outln!("|---|---|---|---|---|");
+        )?;
+        writeln!(out, "|---|---|---|---|---|")?;
         for &(text, period, shift) in STUDY_EXAMPLES {
             let board = Board::parse(text).map_err(anyhow::Error::msg)?;
             let Play::Endless(l) = play(&board, 0) else {
@@ -31,56 +41,62 @@ pub fn report(holes: usize, list: usize, limit: u64) -> Result<()> {
             } else {
                 " (differs)"
             };
-            outln!(
+            writeln!(
+                out,
                 "| {text} | {period}, {shift} | {}, {}{agree} | {} | {} |",
-                l.period,
-                l.shift,
-                l.run,
-                l.cycle
-            );
+                l.period, l.shift, l.run, l.cycle
+            )?;
         }
-        outln!();
+        writeln!(out)?;
     }
     let found = analyse(start, limit).map_err(anyhow::Error::msg)?;
     let total: u64 = found.reachable_by_stones.values().sum();
     if let Some(d) = found.complete_to {
-        outln!(
+        writeln!(
+            out,
             "**Partial search**: more than {limit} positions are reachable; the search stopped \
              and everything below covers the positions within {d} moves of the start (all of \
              them), not the whole game.\n"
-        );
+        )?;
     }
-    outln!("## Positions reachable from the start\n");
-    outln!(
+    writeln!(out, "## Positions reachable from the start\n")?;
+    writeln!(
+        out,
         "{total} positions (board and player to move; a move that ends the game leads to none).\n"
-    );
-    outln!("| stones on the board | positions |");
-    outln!("|---|---|");
+    )?;
+    writeln!(out, "| stones on the board | positions |")?;
+    writeln!(out, "|---|---|")?;
     for (stones, n) in found.reachable_by_stones.iter().rev() {
-        outln!("| {stones} | {n} |");
+        writeln!(out, "| {stones} | {n} |")?;
     }
-    outln!();
-    outln!("## Endless moves reachable from the start\n");
-    outln!(
+    writeln!(out)?;
+    writeln!(out, "## Endless moves reachable from the start\n")?;
+    writeln!(
+        out,
         "{} endless moves (position and hole), {} distinct loops (board and starting hole).\n",
         found.endless.len(),
         found.distinct_loops()
-    );
-    outln!("| period | shift | endless moves |");
-    outln!("|---|---|---|");
+    )?;
+    writeln!(out, "| period | shift | endless moves |")?;
+    writeln!(out, "|---|---|---|")?;
     for ((period, shift), n) in found.classes() {
-        outln!("| {period} | {shift} | {n} |");
+        writeln!(out, "| {period} | {shift} | {n} |")?;
     }
-    outln!();
+    writeln!(out)?;
     if !found.endless.is_empty() {
-        outln!(
+        writeln!(
+            out,
             "The first {} by distance from the start (line = holes lifted from the start):\n",
             list.min(found.endless.len())
-        );
-        outln!("| line | position | hole | loop | lead-in | period | shift |");
-        outln!("|---|---|---|---|---|---|---|");
+        )?;
+        writeln!(
+            out,
+            "| line | position | hole | loop | lead-in | period | shift |"
+        )?;
+        writeln!(out, "|---|---|---|---|---|---|---|")?;
         for e in found.endless.iter().take(list) {
-            outln!(
+            writeln!(
+                out,
                 "| {} | {} | {} | {} from {} | {} | {} | {} |",
                 line_text(&e.line),
                 e.position,
@@ -90,32 +106,38 @@ pub fn report(holes: usize, list: usize, limit: u64) -> Result<()> {
                 e.found.lead_in,
                 e.found.period,
                 e.found.shift
-            );
+            )?;
         }
-        outln!();
+        writeln!(out)?;
     }
-    outln!("## Repetitions reachable from the start\n");
+    writeln!(out, "## Repetitions reachable from the start\n")?;
     let on_cycles: usize = found.repetitions.iter().map(|r| r.positions).sum();
-    outln!(
+    writeln!(
+        out,
         "{} sets of positions that can repeat (strongly connected by moves that capture nothing), {on_cycles} positions in all.\n",
         found.repetitions.len()
-    );
+    )?;
     if !found.repetitions.is_empty() {
-        outln!(
+        writeln!(
+            out,
             "The first {} by distance from the start:\n",
             list.min(found.repetitions.len())
-        );
-        outln!("| line to it | first position | positions | a shortest cycle |");
-        outln!("|---|---|---|---|");
+        )?;
+        writeln!(
+            out,
+            "| line to it | first position | positions | a shortest cycle |"
+        )?;
+        writeln!(out, "|---|---|---|---|")?;
         for r in found.repetitions.iter().take(list) {
-            outln!(
+            writeln!(
+                out,
                 "| {} | {} | {} | {} |",
                 line_text(&r.line),
                 r.first,
                 r.positions,
                 line_text(&r.cycle)
-            );
+            )?;
         }
     }
-    Ok(())
+    Ok(out)
 }

@@ -1,0 +1,246 @@
+//! Sixteen Musashi seen from the outside ([`Explore`]): positions in the published viewer's
+//! notation looked up in solved tables, every move with the value it leads to, and the
+//! principal variation. What `retro probe`, `retro verify --values` and the HTTP API say of a
+//! Musashi position is built here.
+
+use crate::game::Musashi;
+use crate::position::{Position, Side};
+use crate::rules::{moves, Move};
+use crate::values::describe;
+use anyhow::{bail, Result};
+use retro_engine::Side as EngineSide;
+use retro_pipeline::explore::{position_and_side, Explore, Probe, StoredValues};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// A position as a person types it.
+pub const EXAMPLE: &str = "ooooo,o...o,o.X.o,o...o,ooooo brown";
+
+/// The longest principal variation followed before the tables are called inconsistent (the
+/// longest win on any board solved is far shorter).
+const MAX_LINE: usize = 300;
+
+/// The engine's side of a Sixteen Musashi side (brown moves first).
+pub fn engine_side(side: Side) -> EngineSide {
+    match side {
+        Side::Brown => EngineSide::First,
+        Side::Black => EngineSide::Second,
+    }
+}
+
+/// The stored value of any position of `game` (its canonical image is looked up); a position
+/// with more browns than the tables hold is an error saying so.
+pub fn value(game: &Musashi, tables: &dyn StoredValues, pos: &Position) -> Result<u8> {
+    let k = pos.browns.count_ones() as usize;
+    if k > game.max_browns() {
+        bail!(
+            "position has {k} brown pieces; these tables hold positions with at most {}",
+            game.max_browns()
+        );
+    }
+    let (slice, _, index) = game.locate(pos.black, pos.browns);
+    tables.canonical(slice, index, engine_side(pos.side))
+}
+
+/// How good a move is for `mover`, smaller first, from the value `after` it leads to: the
+/// mover's wins fastest first, then its losses slowest first (Sixteen Musashi has no draws).
+fn rank(mover: Side, after: u8) -> (u8, u8) {
+    match mover {
+        // Brown wins when the value after is not 0; the fewer plies the better.
+        Side::Brown if after != 0 => (0, after),
+        Side::Brown => (1, 0),
+        // Black wins when the value after is 0; otherwise it delays the loss.
+        Side::Black if after == 0 => (0, 0),
+        Side::Black => (1, u8::MAX - after),
+    }
+}
+
+/// Every legal move of the side to move with the position and value it leads to, best first
+/// ([`rank`]; moves of equal value in generation order).
+pub fn ranked_moves(
+    game: &Musashi,
+    tables: &dyn StoredValues,
+    pos: &Position,
+) -> Result<Vec<(Move, Position, u8)>> {
+    let mut ranked = Vec::new();
+    for (mv, next) in moves(game.board(), pos) {
+        ranked.push((mv, next, value(game, tables, &next)?));
+    }
+    ranked.sort_by_key(|&(_, _, v)| rank(pos.side, v));
+    Ok(ranked)
+}
+
+/// The principal variation from `pos`: best moves (brown: fastest win; black: slowest loss)
+/// until black has no move. Empty if `pos` is not a brown win.
+pub fn principal_variation(
+    game: &Musashi,
+    tables: &dyn StoredValues,
+    pos: &Position,
+) -> Result<Vec<(Move, Position, u8)>> {
+    let mut line = Vec::new();
+    let mut current = *pos;
+    if value(game, tables, &current)? == 0 {
+        return Ok(line);
+    }
+    loop {
+        let best = ranked_moves(game, tables, &current)?.into_iter().next();
+        // Brown stops when no move keeps a win; black when it has no move.
+        let Some((mv, next, v)) = best.filter(|&(_, _, v)| current.side == Side::Black || v != 0)
+        else {
+            return Ok(line);
+        };
+        line.push((mv, next, v));
+        current = next;
+        if line.len() > MAX_LINE {
+            bail!("principal variation does not end: tables are inconsistent");
+        }
+    }
+}
+
+/// What `retro probe` reports on one position: the fields of its `--json` output, and of the
+/// HTTP probe API.
+#[derive(Serialize)]
+pub struct ProbeReport {
+    /// The position in notation, `"<rows> <side>"`.
+    pub position: String,
+    /// The side to move.
+    pub turn: &'static str,
+    /// The stored value.
+    pub value: u8,
+    /// The value in words.
+    pub meaning: String,
+    /// Every legal move, best first.
+    pub moves: Vec<MoveReport>,
+    /// Best play to the end of the game (empty unless brown wins).
+    pub principal_variation: Vec<MoveReport>,
+}
+
+/// One move of a [`ProbeReport`].
+#[derive(Serialize)]
+pub struct MoveReport {
+    /// The move, `xy-xy` with `x` and the captured points after it.
+    #[serde(rename = "move")]
+    pub notation: String,
+    /// The side that makes the move.
+    pub side: &'static str,
+    /// The position it leads to.
+    pub position: String,
+    /// The value of that position.
+    pub value: u8,
+    /// That value in words.
+    pub meaning: String,
+}
+
+impl ProbeReport {
+    /// Looks `pos` up: its value, its moves best first, its principal variation.
+    pub fn of(game: &Musashi, tables: &dyn StoredValues, pos: &Position) -> Result<ProbeReport> {
+        let board = game.board();
+        let report = |side: Side, (mv, next, v): (Move, Position, u8)| MoveReport {
+            notation: mv.notation(board),
+            side: side.name(),
+            position: next.notation(board),
+            value: v,
+            meaning: describe(v, next.side),
+        };
+        let value = value(game, tables, pos)?;
+        let moves = ranked_moves(game, tables, pos)?
+            .into_iter()
+            .map(|m| report(pos.side, m))
+            .collect();
+        let principal_variation = principal_variation(game, tables, pos)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let side = if i % 2 == 0 {
+                    pos.side
+                } else {
+                    pos.side.other()
+                };
+                report(side, m)
+            })
+            .collect();
+        Ok(ProbeReport {
+            position: pos.notation(board),
+            turn: pos.side.name(),
+            value,
+            meaning: describe(value, pos.side),
+            moves,
+            principal_variation,
+        })
+    }
+
+    /// The report for a person: the board, the value, every legal move best first with the
+    /// value it leads to, and the principal variation.
+    pub fn text(&self, game: &Musashi, pos: &Position) -> String {
+        let mut out = pos.diagram(game.board());
+        let _ = writeln!(out, "{}", self.position);
+        let _ = writeln!(out, "value {}: {}", self.value, self.meaning);
+        if self.moves.is_empty() {
+            let _ = writeln!(out, "{} has no legal move.", pos.side.name());
+        } else {
+            let _ = writeln!(out, "moves (best first):");
+            for m in &self.moves {
+                let _ = writeln!(
+                    out,
+                    "  {:<14} -> value {:>2}: {}",
+                    m.notation, m.value, m.meaning
+                );
+            }
+        }
+        let line = &self.principal_variation;
+        if !line.is_empty() {
+            let plies = line.len();
+            let _ = writeln!(
+                out,
+                "principal variation ({plies} {}):",
+                if plies == 1 { "ply" } else { "plies" }
+            );
+            for (i, m) in line.iter().enumerate() {
+                let rows = m.position.split_whitespace().next().unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  {:>3}. {:<5} {:<14} {rows}  value {}",
+                    i + 1,
+                    m.side,
+                    m.notation,
+                    m.value
+                );
+            }
+            let _ = writeln!(out, "  black has no move: brown wins.");
+        }
+        out
+    }
+}
+
+/// The explorer of a Sixteen Musashi game (one board, up to its brown count).
+pub struct MusashiExplorer(pub Musashi);
+
+impl MusashiExplorer {
+    /// Parses `"<rows> <side>"` on this board (the side is read first, so that a line with
+    /// two words of which the second is no side says so).
+    fn parse(&self, text: &str) -> Result<Position> {
+        let (rows, side) = position_and_side(text, EXAMPLE)?;
+        let side = Side::parse(side)?;
+        Ok(Position::parse(self.0.board(), rows, side)?)
+    }
+}
+
+impl Explore for MusashiExplorer {
+    fn example(&self) -> &'static str {
+        EXAMPLE
+    }
+
+    fn value(&self, text: &str, tables: &dyn StoredValues) -> Result<String> {
+        let pos = self.parse(text)?;
+        Ok(value(&self.0, tables, &pos)?.to_string())
+    }
+
+    fn probe(&self, text: &str, tables: &dyn StoredValues) -> Result<Probe> {
+        let pos = self.parse(text)?;
+        let report = ProbeReport::of(&self.0, tables, &pos)?;
+        Ok(Probe {
+            json: serde_json::to_value(&report)?,
+            text: report.text(&self.0, &pos),
+        })
+    }
+}
