@@ -4,11 +4,13 @@
 
 #[macro_use]
 mod output;
+mod bao_search;
 mod bench;
 mod client;
 mod counts;
 mod embedded;
 mod game_choice;
+mod play;
 mod probe;
 mod progress;
 mod report;
@@ -131,6 +133,15 @@ enum Command {
         after_help = "Examples:\n  retro bench --runs 5 --mode both\n  retro bench --game musashi33 --max-browns 9 --report target/b33"
     )]
     Bench(BenchArgs),
+    /// Referee a game between two people at the terminal (Bao la kujifunza: `retro play bao`).
+    #[command(
+        after_help = "Example: retro play bao   (then moves like 'f3 cw'; 'help' lists the commands)"
+    )]
+    Play(play::PlayArgs),
+    /// Bao la kujifunza from the start, searched: the shortest line to an endless move and
+    /// the fullest hole (breadth-first, then random games), as Markdown.
+    #[command(after_help = "Example: retro bao-search --depth 6 --games 10000 > search.md")]
+    BaoSearch(bao_search::BaoSearchArgs),
 }
 
 #[derive(Args)]
@@ -396,6 +407,8 @@ struct VerifyArgs {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Play(a) => play::run(a),
+        Command::BaoSearch(a) => bao_search::run(a),
         Command::Solve(a) => {
             let game = a.target.game()?;
             tell_how_to_resume_on_interrupt(&a.out, a.in_process);

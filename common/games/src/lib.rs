@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 use anyhow::{bail, Result};
+use retro_bao::game::BaoGame;
 use retro_mancala::explore::MancalaExplorer;
 use retro_mancala::Mancala;
 use retro_musashi::explore::MusashiExplorer;
@@ -79,6 +80,15 @@ pub const REGISTERED: &[Registration] = &[
         options: retro_mancala::command_line::OPTIONS,
         definition: retro_mancala::command_line::definition,
         loops: Some(retro_mancala::loops_report::report),
+    },
+    Registration {
+        name: BaoGame::NAME,
+        open: |d| Ok(Arc::new(WinDrawLoss(BaoGame::from_definition(d)?))),
+        explore: None,
+        choices: retro_bao::command_line::CHOICES,
+        options: retro_bao::command_line::OPTIONS,
+        definition: retro_bao::command_line::definition,
+        loops: None,
     },
     Registration {
         name: RingHop::NAME,

@@ -38,7 +38,7 @@ pub const OPTIONS: &[GameOption] = &[
     GameOption {
         flag: "endless",
         value_name: "RULE",
-        help: "Mancala: what an endless move does, `cut-off` (the game ends, the stones on the board go to nobody) or `illegal` (it may not be chosen)",
+        help: "Sowing games (mancala, Bao): what a move that never ends does, `cut-off` (the game ends there) or `illegal` (it may not be chosen)",
         default: Some("cut-off"),
     },
 ];

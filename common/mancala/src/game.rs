@@ -18,7 +18,7 @@ use crate::board::Board;
 use crate::rules::{final_margin, for_each_move, is_choosable, EndlessRule, Outcome};
 use retro_engine::margin::ScoreGame;
 use retro_engine::{Game, Move, Side, SliceId, Stage, Value};
-use retro_index::binomial;
+use retro_index::{compositions, rank_composition, unrank_composition};
 use std::ops::Range;
 
 /// The relay-sowing mancala on a ring of `2n` holes, all positions with up to `max_stones`
@@ -86,43 +86,7 @@ impl Mancala {
 
     /// Compositions of `stones` into `n` holes.
     fn compositions(&self, stones: u32) -> u64 {
-        binomial(stones as usize + self.per_side - 1, self.per_side - 1)
-    }
-
-    /// Colex rank of the composition `holes` (the bar positions of its stars and bars).
-    fn rank_side(holes: &[u8]) -> u64 {
-        let mut rank = 0;
-        let mut position = 0usize;
-        for (j, &c) in holes[..holes.len() - 1].iter().enumerate() {
-            position += c as usize;
-            rank += binomial(position + j, j + 1);
-        }
-        rank
-    }
-
-    /// The composition of `stones` into `out.len()` holes with colex rank `rank`.
-    fn unrank_side(mut rank: u64, stones: u32, out: &mut [u8]) {
-        let n = out.len();
-        // Bars j = n-2 down to 0 at positions p_j (strictly decreasing), p_j < stones + j + 1.
-        let mut high = stones as usize + n - 1; // every remaining bar position is < high
-        let mut bars = [0usize; 16];
-        for j in (0..n - 1).rev() {
-            let mut p = high - 1;
-            while binomial(p, j + 1) > rank {
-                p -= 1;
-            }
-            rank -= binomial(p, j + 1);
-            bars[j] = p;
-            high = p;
-        }
-        // Stones before bar j: p_j - j; hole j holds the stones between bars j-1 and j.
-        let mut before = 0usize;
-        for j in 0..n - 1 {
-            let upto = bars[j] - j;
-            out[j] = (upto - before) as u8;
-            before = upto;
-        }
-        out[n - 1] = (stones as usize - before) as u8;
+        compositions(stones, self.per_side)
     }
 
     /// The board at `index` of `slice`.
@@ -131,8 +95,8 @@ impl Mancala {
         let n = self.per_side;
         let second = self.compositions(stones - first);
         let mut counts = [0u8; 16];
-        Mancala::unrank_side(index / second, first, &mut counts[..n]);
-        Mancala::unrank_side(index % second, stones - first, &mut counts[n..2 * n]);
+        unrank_composition(index / second, first, &mut counts[..n]);
+        unrank_composition(index % second, stones - first, &mut counts[n..2 * n]);
         Board::new(&counts[..2 * n]).expect("a solved ring is a board")
     }
 
@@ -151,8 +115,8 @@ impl Mancala {
         let second = board.side_stones(Side::Second);
         let slice = Mancala::slice_of(first + second, first);
         let counts = board.counts();
-        let index = Mancala::rank_side(&counts[..n]) * self.compositions(second)
-            + Mancala::rank_side(&counts[n..]);
+        let index = rank_composition(&counts[..n]) * self.compositions(second)
+            + rank_composition(&counts[n..]);
         (slice, index)
     }
 
@@ -286,7 +250,7 @@ mod tests {
                 }
             }
             // Every distribution of at most 9 stones over the holes: C(9 + holes, holes).
-            assert_eq!(total, binomial(9 + holes, holes));
+            assert_eq!(total, retro_index::binomial(9 + holes, holes));
         }
     }
 }

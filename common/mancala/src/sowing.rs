@@ -5,8 +5,8 @@
 //! the following holes, clockwise. If the last stone falls into a hole that was empty, the move
 //! ends; otherwise the next sowing starts from that hole. The states are finitely many (the
 //! stones are conserved during a move), so a move either ends or enters a cycle of states and
-//! sows forever. [`play`] finds out which with Brent's cycle detection: exact, no step cap, and
-//! memory for two states.
+//! sows forever. [`play`] finds out which with Brent's cycle detection (`retro_sowing`, shared
+//! with Bao): exact, no step cap, and memory for two states.
 //!
 //! **Loops, period and shift** (the SPIN study's terms, made precise; `docs/mancala.md`).
 //! The *loop* of an endless move is the first state of its sowing sequence that lies on the
@@ -20,6 +20,7 @@
 //! examples has exactly the period and shift it states under this definition (tested).
 
 use crate::board::Board;
+use retro_sowing::{Flow, Run};
 
 /// The state between two sowings: the board and the hole the next sowing lifts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -129,52 +130,33 @@ pub enum Play {
 }
 
 /// Plays the sowings of a move that starts by lifting `hole` (which must hold stones) on
-/// `board`, until it ends or is known to sow forever.
+/// `board`, until it ends or is known to sow forever (exactly: [`retro_sowing::run`]).
 pub fn play(board: &Board, hole: usize) -> Play {
     debug_assert!(board.get(hole) > 0, "a move lifts a hole with stones");
     let start = SowingState {
         board: *board,
         hole,
     };
-    // Brent: the hare walks the sequence; the tortoise waits at powers of two.
-    let mut tortoise = start;
-    let mut hare = start;
-    let (mut power, mut lambda) = (1u64, 0u64);
-    let mut sowings = 0u64;
-    loop {
-        let s = sow(&mut hare);
-        sowings += 1;
-        lambda += 1;
-        if s.ends {
-            return Play::Ends(Ending {
-                board: hare.board,
-                last: s.last,
-                sowings,
-            });
+    let step = |state: &mut SowingState| {
+        if sow(state).ends {
+            Flow::Ended
+        } else {
+            Flow::GoesOn
         }
-        if hare == tortoise {
-            break;
-        }
-        if lambda == power {
-            tortoise = hare;
-            power *= 2;
-            lambda = 0;
-        }
+    };
+    match retro_sowing::run(&start, step) {
+        // After the last sowing the state's hole is where the last stone fell.
+        Run::Ends { state, steps } => Play::Ends(Ending {
+            board: state.board,
+            last: state.hole,
+            sowings: steps,
+        }),
+        Run::Cycles {
+            entry,
+            lead_in,
+            cycle,
+        } => Play::Endless(classify(entry, lead_in, cycle)),
     }
-    // `lambda` is the cycle's length. The first state `mu` with state(mu) == state(mu + lambda)
-    // is the loop.
-    let mut behind = start;
-    let mut ahead = start;
-    for _ in 0..lambda {
-        sow(&mut ahead);
-    }
-    let mut lead_in = 0;
-    while behind != ahead {
-        sow(&mut behind);
-        sow(&mut ahead);
-        lead_in += 1;
-    }
-    Play::Endless(classify(behind, lead_in, lambda))
 }
 
 /// The period and shift of the loop starting at `entry` (on a cycle of `cycle` sowings).
