@@ -125,11 +125,13 @@ pub fn run(a: BaoSearchArgs) -> Result<()> {
         bfs.complete_to,
         fullest_text(&bfs.fullest_between, row)
     );
-    outln!(
-        "- Fullest hole during a move within {} plies: {}",
-        bfs.complete_to,
-        fullest_text(&bfs.fullest_during, row)
-    );
+    if bfs.complete_to > 0 {
+        outln!(
+            "- Fullest hole during a move within {} plies: {}",
+            bfs.complete_to,
+            fullest_text(&bfs.fullest_during, row)
+        );
+    }
     if a.games > 0 {
         let clock = Instant::now();
         let r = random_games(start, a.games, a.max_moves, a.seed);
