@@ -98,6 +98,13 @@ pub fn run(a: BaoSearchArgs) -> Result<()> {
         );
     }
     outln!();
+    if bfs.truncated {
+        outln!(
+            "The position limit ({}) was reached at {} plies: that depth's lines were all played, but its count of new positions is short and the search stopped there.\n",
+            a.limit,
+            bfs.complete_to
+        );
+    }
     if bfs.exhausted {
         outln!(
             "Every reachable position was searched ({} plies at most).",
