@@ -170,8 +170,14 @@ impl fmt::Display for Loss {
 /// Whether the player to move has lost, and why.
 pub fn loss(position: &Position, rule: EndlessRule) -> Option<Loss> {
     if position.board.front_row_empty(position.side) {
-        Some(Loss::EmptyFrontRow)
-    } else if choosable_moves(position, rule).is_empty() {
+        return Some(Loss::EmptyFrontRow);
+    }
+    // Under the cut-off rule every legal move may be chosen: no move needs playing.
+    let none = match rule {
+        EndlessRule::CutOff => legal_moves(position).moves.is_empty(),
+        EndlessRule::Illegal => choosable_moves(position, rule).is_empty(),
+    };
+    if none {
         Some(Loss::NoMove)
     } else {
         None

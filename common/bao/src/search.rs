@@ -120,6 +120,9 @@ pub struct BreadthFirst {
     pub complete_to: u32,
     /// Whether the search ran out of positions (every reachable position was searched).
     pub exhausted: bool,
+    /// Whether the position limit stopped the search: the last depth's lines were all played,
+    /// but not all its positions were kept (its count in `layers` is short).
+    pub truncated: bool,
     /// The first endless move met: on a shortest line.
     pub first_endless: Option<EndlessFound>,
     /// The fullest hole between moves, in positions up to `complete_to` plies (the start's
@@ -154,8 +157,10 @@ fn line_to(layers: &[Vec<Node>], depth: usize, index: usize, last: Move) -> Line
     Line { moves, before }
 }
 
-/// Searches breadth-first from `start` to `max_depth` plies, stopping before a depth whose
-/// positions would make more than `limit` in all.
+/// Searches breadth-first from `start` to `max_depth` plies, keeping at most `limit` positions:
+/// the depth at which the limit is reached is still played in full (every line of that many
+/// plies is searched), but its positions past the limit are not kept and the search stops there
+/// ([`BreadthFirst::truncated`]).
 pub fn breadth_first(start: Position, max_depth: u32, limit: u64) -> BreadthFirst {
     let mut seen: HashSet<Position> = HashSet::from([start]);
     let root = Node {
@@ -189,6 +194,7 @@ pub fn breadth_first(start: Position, max_depth: u32, limit: u64) -> BreadthFirs
     let mut first_endless = None;
     let mut complete_to = 0;
     let mut exhausted = false;
+    let mut truncated = false;
     for depth in 0..max_depth as usize {
         let mut next_layer: Vec<Node> = Vec::new();
         let mut endless_moves = 0u64;
@@ -253,11 +259,12 @@ pub fn breadth_first(start: Position, max_depth: u32, limit: u64) -> BreadthFirs
         });
         let empty = next_layer.is_empty();
         layers.push(next_layer);
-        if empty {
-            exhausted = true;
+        if over_limit {
+            truncated = true;
             break;
         }
-        if over_limit {
+        if empty {
+            exhausted = true;
             break;
         }
     }
@@ -265,6 +272,7 @@ pub fn breadth_first(start: Position, max_depth: u32, limit: u64) -> BreadthFirs
         layers: stats,
         complete_to,
         exhausted,
+        truncated,
         first_endless,
         fullest_between,
         fullest_during,

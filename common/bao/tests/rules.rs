@@ -449,3 +449,44 @@ fn small_rows_capture_from_their_one_hole_ends() {
     assert_eq!(steps, 8);
     assert_eq!(next, pos("1 2 0 / 1 2 1 | 0 0 0 / 0 0 1 second"));
 }
+
+#[test]
+fn under_the_illegal_rule_a_player_whose_every_move_is_endless_has_lost() {
+    // Search small boards for positions whose legal moves all sow for ever (rows of 2 holes:
+    // 4 holes a player; the 2x2 start with 2 stones a hole has endless first moves).
+    let mut found = 0;
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut random = move |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below
+    };
+    for _ in 0..20_000 {
+        let mut holes = [[0u8; 4]; 2];
+        for _ in 0..(4 + random(12)) {
+            holes[random(2) as usize][random(4) as usize] += 1;
+        }
+        let p = Position {
+            board: Board::new(&holes[0], &holes[1]).unwrap(),
+            side: Side::First,
+        };
+        let legal = legal_moves(&p);
+        if legal.moves.is_empty() || p.board.front_row_empty(Side::First) {
+            continue;
+        }
+        let all_endless = legal
+            .moves
+            .iter()
+            .all(|&m| matches!(outcome(&p, m, legal.kind), Outcome::Endless(_)));
+        if all_endless {
+            found += 1;
+            assert_eq!(loss(&p, EndlessRule::Illegal), Some(Loss::NoMove), "{p}");
+            assert_eq!(loss(&p, EndlessRule::CutOff), None, "{p}");
+            assert!(choosable_moves(&p, EndlessRule::Illegal).is_empty());
+        } else {
+            assert_eq!(loss(&p, EndlessRule::Illegal), None, "{p}");
+        }
+    }
+    assert!(found > 0, "some position has only endless moves");
+}

@@ -105,3 +105,18 @@ fn random_games_are_games_and_repeat_with_their_seed() {
     let replay = record.replay().unwrap();
     assert_eq!(replay.positions.last().unwrap().board.fullest(), f.stones);
 }
+
+#[test]
+fn a_position_limit_stops_the_search_but_the_last_depth_is_played_in_full() {
+    let start = Position::start(Row::FULL, 2).unwrap();
+    let full = breadth_first(start, 3, u64::MAX);
+    assert!(!full.truncated && !full.exhausted);
+    // 1 + 16 + 108 positions fit; the third depth's do not all fit.
+    let cut = breadth_first(start, 5, 200);
+    assert!(cut.truncated && !cut.exhausted);
+    assert_eq!(cut.complete_to, 3);
+    assert!(cut.layers[3].positions < full.layers[3].positions);
+    // Its lines were all played: the same fullest holes as without a limit.
+    assert_eq!(cut.fullest_between.stones, full.fullest_between.stones);
+    assert_eq!(cut.fullest_during.stones, full.fullest_during.stones);
+}

@@ -98,6 +98,13 @@ pub fn run(a: BaoSearchArgs) -> Result<()> {
         );
     }
     outln!();
+    if bfs.truncated {
+        outln!(
+            "The position limit ({}) was reached at {} plies: that depth's lines were all played, but its count of new positions is short and the search stopped there.\n",
+            a.limit,
+            bfs.complete_to
+        );
+    }
     if bfs.exhausted {
         outln!(
             "Every reachable position was searched ({} plies at most).",
@@ -125,11 +132,13 @@ pub fn run(a: BaoSearchArgs) -> Result<()> {
         bfs.complete_to,
         fullest_text(&bfs.fullest_between, row)
     );
-    outln!(
-        "- Fullest hole during a move within {} plies: {}",
-        bfs.complete_to,
-        fullest_text(&bfs.fullest_during, row)
-    );
+    if bfs.complete_to > 0 {
+        outln!(
+            "- Fullest hole during a move within {} plies: {}",
+            bfs.complete_to,
+            fullest_text(&bfs.fullest_during, row)
+        );
+    }
     if a.games > 0 {
         let clock = Instant::now();
         let r = random_games(start, a.games, a.max_moves, a.seed);
