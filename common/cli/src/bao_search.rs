@@ -12,7 +12,7 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct BaoSearchArgs {
     /// Holes a row (2 to 8; the full game has 8).
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long = "row", default_value_t = 8, value_name = "N")]
     holes: usize,
     /// Stones a hole at the start.
     #[arg(long, default_value_t = 2, value_name = "K")]

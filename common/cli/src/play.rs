@@ -40,13 +40,13 @@ pub struct PlayArgs {
     #[arg(long)]
     fast: bool,
     /// Holes a row (2 to 8; the full game has 8).
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long = "row", default_value_t = 8, value_name = "N")]
     holes: usize,
     /// Stones a hole at the start.
     #[arg(long, default_value_t = 2, value_name = "K")]
     stones: u8,
     /// What a move that never ends does: cut-off (the game ends, no winner) or illegal.
-    #[arg(long, default_value = "cut-off", value_name = "RULE")]
+    #[arg(long = "endless", default_value = "cut-off", value_name = "RULE")]
     rule: String,
     /// Start from a saved game record.
     #[arg(long, value_name = "FILE")]

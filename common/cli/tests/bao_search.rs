@@ -10,7 +10,7 @@ use support::{retro_err, retro_ok};
 fn the_report_states_the_searched_depth_and_the_shortest_endless_line() {
     let out = retro_ok(&[
         "bao-search",
-        "--holes",
+        "--row",
         "4",
         "--stones",
         "3",
@@ -43,5 +43,5 @@ fn the_report_states_the_searched_depth_and_the_shortest_endless_line() {
     let out = retro_ok(&["bao-search", "--depth", "2", "--games", "0"]);
     assert!(out.contains("No endless move within 2 plies"), "{out}");
     assert!(!out.contains("## Random games"));
-    retro_err(&["bao-search", "--holes", "1"]);
+    retro_err(&["bao-search", "--row", "1"]);
 }

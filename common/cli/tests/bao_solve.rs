@@ -87,12 +87,12 @@ fn brute_force(n: usize, k: u32, rule: EndlessRule) -> HashMap<Position, Outcome
             if value[i].is_some() {
                 continue;
             }
-            let wins = list.iter().any(|m| {
-                matches!(m, Next::To(j) if value[*j] == Some(Outcome::Loss { plies: d - 1 }))
-            });
-            let loses = list
-                .iter()
-                .all(|m| matches!(m, Next::To(j) if matches!(value[*j], Some(Outcome::Win { .. }))));
+            let wins = list.iter().any(
+                |m| matches!(m, Next::To(j) if value[*j] == Some(Outcome::Loss { plies: d - 1 })),
+            );
+            let loses = list.iter().all(
+                |m| matches!(m, Next::To(j) if matches!(value[*j], Some(Outcome::Win { .. }))),
+            );
             if wins {
                 changed.push((i, Outcome::Win { plies: d }));
             } else if loses {
@@ -167,7 +167,13 @@ fn every_driver_solves_small_variants_as_the_brute_force_does() {
                 assert_same_results(&reference, &dir);
             }
         }
-        let out = retro_ok(&["verify", "--tables", s(&reference), "--recurrence", "100000"]);
+        let out = retro_ok(&[
+            "verify",
+            "--tables",
+            s(&reference),
+            "--recurrence",
+            "100000",
+        ]);
         assert!(out.contains("OK"), "{out}");
     }
 }

@@ -89,7 +89,7 @@ fn a_scripted_game_is_played_to_its_end_and_the_loss_announced() {
     let row = Row::new(3).unwrap();
     let (record, last) = scripted_game(row, 2, 400);
     let lost = loss(&last, EndlessRule::CutOff).expect("the scripted game ends with a loss");
-    let (ok, out, _) = referee(&["--holes", "3"], &moves_input(&record));
+    let (ok, out, _) = referee(&["--row", "3"], &moves_input(&record));
     assert!(ok);
     // Every move was accepted, by the right player, in order.
     let played: Vec<&str> = out.lines().filter(|l| l.contains(" plays ")).collect();
@@ -116,7 +116,7 @@ fn a_scripted_game_is_played_to_its_end_and_the_loss_announced() {
     assert!(out.contains("  1. lift "), "{out}");
     assert!(out.trim_end().ends_with("(end of input)"), "{out}");
     // With --fast only the results.
-    let (ok, fast, _) = referee(&["--holes", "3", "--fast"], &moves_input(&record));
+    let (ok, fast, _) = referee(&["--row", "3", "--fast"], &moves_input(&record));
     assert!(ok);
     assert!(!fast.contains("  1. lift "));
     assert!(fast.contains(&announced));
@@ -214,7 +214,7 @@ fn an_endless_move_ends_the_game_or_is_refused_by_the_rule() {
         .first()
         .expect("an endless first move on 2x2, 2 stones");
     let input = format!("{}\n{}\n", mv.text(row), mv.text(row));
-    let (ok, out, _) = referee(&["--holes", "2"], &input);
+    let (ok, out, _) = referee(&["--row", "2"], &input);
     assert!(ok);
     assert!(
         out.contains(&format!("{} never ends: after ", mv.text(row))),
@@ -228,7 +228,7 @@ fn an_endless_move_ends_the_game_or_is_refused_by_the_rule() {
     // No move after the end.
     assert!(out.contains("illegal: the game is over"), "{out}");
     // Under the illegal rule the same move is refused, with the reason.
-    let (ok, out, _) = referee(&["--holes", "2", "--rule", "illegal"], &input);
+    let (ok, out, _) = referee(&["--row", "2", "--endless", "illegal"], &input);
     assert!(ok);
     assert!(out.contains("never ends") && out.contains("endless moves are illegal"));
     assert!(!out.contains(" plays "), "{out}");
@@ -237,15 +237,15 @@ fn an_endless_move_ends_the_game_or_is_refused_by_the_rule() {
 #[test]
 fn a_player_without_a_move_loses_at_once_and_bad_arguments_are_one_line_errors() {
     // One stone a hole: no mtaji, no hole to start a takata.
-    let (ok, out, _) = referee(&["--holes", "3", "--stones", "1"], "f1 cw\n");
+    let (ok, out, _) = referee(&["--row", "3", "--stones", "1"], "f1 cw\n");
     assert!(ok);
     assert!(
         out.contains("Game over: first loses (there is no move), second wins."),
         "{out}"
     );
     for args in [
-        &["--holes", "9"][..],
-        &["--rule", "sometimes"],
+        &["--row", "9"][..],
+        &["--endless", "sometimes"],
         &["--load", "/nonexistent/game.txt"],
     ] {
         let (ok, _, stderr) = referee(args, "");
