@@ -18,6 +18,7 @@
 //! * [`record`]: a game record (variant, rule, moves) as text;
 //! * [`game`]: a variant on the engine (every position, win/draw/loss, pulled) and [`job`],
 //!   what a solve records of it;
+//! * [`explore`]: positions of a solved variant looked up (`retro probe`);
 //! * [`search`]: breadth-first and random search from the start (endless moves, fullest hole).
 
 #![warn(missing_docs)]
@@ -25,6 +26,7 @@
 pub mod board;
 pub mod command_line;
 pub mod direction;
+pub mod explore;
 pub mod game;
 pub mod job;
 pub mod markers;

@@ -206,3 +206,59 @@ fn the_full_game_and_bad_variants_are_refused_with_one_line() {
         assert!(e.contains(expect) && !e.contains('\n'), "{args:?}: {e}");
     }
 }
+
+#[test]
+fn probe_values_every_move_as_the_brute_force_does() {
+    let want = brute_force(2, 2, EndlessRule::CutOff);
+    let dir = solve("probe", 2, 2, &["--in-process"]);
+    // A position with a real choice: the start, and a few others with several moves.
+    let mut probed = 0;
+    for (position, &outcome) in want
+        .iter()
+        .filter(|(p, _)| legal_moves(p).moves.len() >= 3)
+        .take(40)
+    {
+        let json = retro_ok(&[
+            "probe",
+            "--tables",
+            s(&dir),
+            &position.to_string(),
+            "--json",
+        ]);
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let (result, plies) = match outcome {
+            Outcome::Win { plies } => (1, Some(plies)),
+            Outcome::Draw => (0, None),
+            Outcome::Loss { plies } => (-1, Some(plies)),
+        };
+        assert_eq!(report["result"], result, "{position}");
+        assert_eq!(
+            report["plies"].as_u64().map(|p| p as u32),
+            plies,
+            "{position}"
+        );
+        // Every move's value is what the brute force gives the position it leads to, turned
+        // round; the best move is worth the position's value.
+        let moves = report["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), legal_moves(position).moves.len());
+        for m in moves {
+            if let Some(next) = m["position"].as_str() {
+                let next = Position::parse(next).unwrap();
+                let expect = match want[&next] {
+                    Outcome::Win { .. } => -1,
+                    Outcome::Draw => 0,
+                    Outcome::Loss { .. } => 1,
+                };
+                assert_eq!(m["result"], expect, "{position}: {m}");
+            }
+        }
+        assert_eq!(moves[0]["result"], result, "{position}");
+        probed += 1;
+    }
+    assert_eq!(probed, 40);
+    // The text form and a bad position.
+    let text = retro_ok(&["probe", "--tables", s(&dir), "2 2 / 2 2 | 2 2 / 2 2 first"]);
+    assert!(text.contains("first to move wins in 1 ply"), "{text}");
+    let e = retro_err(&["probe", "--tables", s(&dir), "2 2 / 2 | 2 2 / 2 2 first"]);
+    assert!(e.contains("a Bao position looks like"), "{e}");
+}

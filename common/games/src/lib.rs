@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 use anyhow::{bail, Result};
+use retro_bao::explore::BaoExplorer;
 use retro_bao::game::BaoGame;
 use retro_mancala::explore::MancalaExplorer;
 use retro_mancala::Mancala;
@@ -84,7 +85,7 @@ pub const REGISTERED: &[Registration] = &[
     Registration {
         name: BaoGame::NAME,
         open: |d| Ok(Arc::new(WinDrawLoss(BaoGame::from_definition(d)?))),
-        explore: None,
+        explore: Some(|d| Ok(Box::new(BaoExplorer(BaoGame::from_definition(d)?)))),
         choices: retro_bao::command_line::CHOICES,
         options: retro_bao::command_line::OPTIONS,
         definition: retro_bao::command_line::definition,
