@@ -20,36 +20,7 @@ use crate::moves::{hole_name, Move};
 use crate::sowing::{play, Endless, MoveKind, Play, SowState};
 use std::fmt;
 
-/// What happens when a player chooses a move that never ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum EndlessRule {
-    /// The default: the game ends at once with no winner, the move recorded as endless.
-    #[default]
-    CutOff,
-    /// An endless move may not be chosen.
-    Illegal,
-}
-
-impl EndlessRule {
-    /// The rule's name in records and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            EndlessRule::CutOff => "cut-off",
-            EndlessRule::Illegal => "illegal",
-        }
-    }
-
-    /// The rule named `name`.
-    pub fn parse(name: &str) -> Result<EndlessRule, String> {
-        match name.trim() {
-            "cut-off" => Ok(EndlessRule::CutOff),
-            "illegal" => Ok(EndlessRule::Illegal),
-            other => Err(format!(
-                "endless-move rule '{other}': expected 'cut-off' or 'illegal'"
-            )),
-        }
-    }
-}
+pub use retro_sowing::EndlessRule;
 
 /// The legal moves of a position (endless ones included: see [`choosable_moves`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

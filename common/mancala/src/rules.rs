@@ -5,36 +5,7 @@ use crate::board::Board;
 use crate::sowing::{play, Loop, Play};
 use retro_engine::Side;
 
-/// What happens when a player chooses a move that never ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EndlessRule {
-    /// The study's rule (the default): the game is cut off at once and the stones still on the
-    /// board go to nobody; the rest of the game is worth 0 to both.
-    CutOff,
-    /// An endless move may not be chosen.
-    Illegal,
-}
-
-impl EndlessRule {
-    /// The rule's name in definitions and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            EndlessRule::CutOff => "cut-off",
-            EndlessRule::Illegal => "illegal",
-        }
-    }
-
-    /// The rule named `name`.
-    pub fn parse(name: &str) -> Result<EndlessRule, String> {
-        match name {
-            "cut-off" => Ok(EndlessRule::CutOff),
-            "illegal" => Ok(EndlessRule::Illegal),
-            _ => Err(format!(
-                "endless-move rule '{name}': expected 'cut-off' or 'illegal'"
-            )),
-        }
-    }
-}
+pub use retro_sowing::EndlessRule;
 
 /// Where a move leads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,10 +8,16 @@
 //! ever. [`run`] tells which with Brent's cycle detection: exact (no step cap), memory for two
 //! states, and each state computed at most about three times.
 //!
+//! The rule for such moves in a game ([`EndlessRule`]: cut off, or illegal) is shared too.
+//!
 //! The step function must be deterministic: the same state always leads to the same next state
 //! and the same [`Flow`]. A state after which the machine has ended is never stepped again.
 
 #![warn(missing_docs)]
+
+mod endless;
+
+pub use endless::EndlessRule;
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
