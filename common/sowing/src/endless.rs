@@ -43,6 +43,8 @@ mod tests {
         for rule in [EndlessRule::CutOff, EndlessRule::Illegal] {
             assert_eq!(EndlessRule::parse(rule.name()), Ok(rule));
         }
-        assert!(EndlessRule::parse("sometimes").unwrap_err().contains("sometimes"));
+        assert!(EndlessRule::parse("sometimes")
+            .unwrap_err()
+            .contains("sometimes"));
     }
 }
