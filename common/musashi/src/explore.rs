@@ -9,7 +9,7 @@ use crate::rules::{moves, Move};
 use crate::values::describe;
 use anyhow::{bail, Result};
 use retro_engine::Side as EngineSide;
-use retro_pipeline::explore::{position_and_side, Explore, Probe, StoredValues};
+use retro_pipeline::explore::{position_and_side, Explore, LookupError, Probe, Query, StoredValues};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -33,10 +33,11 @@ pub fn engine_side(side: Side) -> EngineSide {
 pub fn value(game: &Musashi, tables: &dyn StoredValues, pos: &Position) -> Result<u8> {
     let k = pos.browns.count_ones() as usize;
     if k > game.max_browns() {
-        bail!(
+        return Err(LookupError::NotSolved(format!(
             "position has {k} brown pieces; these tables hold positions with at most {}",
             game.max_browns()
-        );
+        ))
+        .into());
     }
     let (slice, _, index) = game.locate(pos.black, pos.browns);
     tables.canonical(slice, index, engine_side(pos.side))
@@ -242,5 +243,25 @@ impl Explore for MusashiExplorer {
             json: serde_json::to_value(&report)?,
             text: report.text(&self.0, &pos),
         })
+    }
+
+    fn answers_query(&self, query: &Query) -> bool {
+        crate::viewer::answers(self.0.board(), query)
+    }
+
+    fn position_from_query(&self, query: &Query) -> Result<String> {
+        crate::viewer::position(self.0.board(), query)
+    }
+
+    fn query_of_position(&self, text: &str) -> Result<Query> {
+        Ok(crate::viewer::query(self.0.board(), &self.parse(text)?))
+    }
+
+    fn board(&self) -> Option<serde_json::Value> {
+        Some(crate::viewer::board_json(self.0.board()))
+    }
+
+    fn svg(&self, text: &str) -> Result<String> {
+        Ok(crate::picture::svg(self.0.board(), &self.parse(text)?))
     }
 }
