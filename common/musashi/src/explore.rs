@@ -7,18 +7,16 @@ use crate::game::Musashi;
 use crate::position::{Position, Side};
 use crate::rules::{moves, Move};
 use crate::values::describe;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use retro_engine::Side as EngineSide;
-use retro_pipeline::explore::{position_and_side, Explore, LookupError, Probe, Query, StoredValues};
+use retro_pipeline::explore::{
+    position_and_side, Explore, LookupError, Probe, Query, StoredValues,
+};
 use serde::Serialize;
 use std::fmt::Write;
 
 /// A position as a person types it.
 pub const EXAMPLE: &str = "ooooo,o...o,o.X.o,o...o,ooooo brown";
-
-/// The longest principal variation followed before the tables are called inconsistent (the
-/// longest win on any board solved is far shorter).
-const MAX_LINE: usize = 300;
 
 /// The engine's side of a Sixteen Musashi side (brown moves first).
 pub fn engine_side(side: Side) -> EngineSide {
@@ -73,6 +71,12 @@ pub fn ranked_moves(
 
 /// The principal variation from `pos`: best moves (brown: fastest win; black: slowest loss)
 /// until black has no move. Empty if `pos` is not a brown win.
+///
+/// A brown win of value `v > 1` has a move to a position of value `v - 1`, and that is a best
+/// move for either side (brown's fastest win is `1 +` the least winning value, black's slowest
+/// loss `1 +` the largest); the first such move in generation order is the one
+/// [`ranked_moves`] lists first. So each ply reads values only until it meets `v - 1`, about
+/// half of them, which is what keeps a probe with its whole line cheap for a server.
 pub fn principal_variation(
     game: &Musashi,
     tables: &dyn StoredValues,
@@ -80,22 +84,31 @@ pub fn principal_variation(
 ) -> Result<Vec<(Move, Position, u8)>> {
     let mut line = Vec::new();
     let mut current = *pos;
-    if value(game, tables, &current)? == 0 {
+    let mut v = value(game, tables, &current)?;
+    if v == 0 {
         return Ok(line);
     }
-    loop {
-        let best = ranked_moves(game, tables, &current)?.into_iter().next();
-        // Brown stops when no move keeps a win; black when it has no move.
-        let Some((mv, next, v)) = best.filter(|&(_, _, v)| current.side == Side::Black || v != 0)
-        else {
-            return Ok(line);
-        };
-        line.push((mv, next, v));
-        current = next;
-        if line.len() > MAX_LINE {
-            bail!("principal variation does not end: tables are inconsistent");
+    while v > 1 {
+        let mut best = None;
+        for (mv, next) in moves(game.board(), &current) {
+            if value(game, tables, &next)? == v - 1 {
+                best = Some((mv, next));
+                break;
+            }
         }
+        let Some((mv, next)) = best else {
+            return Err(LookupError::Damaged(format!(
+                "no move from {} leads to value {} although it has value {v}: the tables are inconsistent",
+                current.notation(game.board()),
+                v - 1
+            ))
+            .into());
+        };
+        line.push((mv, next, v - 1));
+        current = next;
+        v -= 1;
     }
+    Ok(line)
 }
 
 /// What `retro probe` reports on one position: the fields of its `--json` output, and of the
@@ -243,6 +256,13 @@ impl Explore for MusashiExplorer {
             json: serde_json::to_value(&report)?,
             text: report.text(&self.0, &pos),
         })
+    }
+
+    fn probe_json(&self, text: &str, tables: &dyn StoredValues) -> Result<String> {
+        let pos = self.parse(text)?;
+        Ok(serde_json::to_string(&ProbeReport::of(
+            &self.0, tables, &pos,
+        )?)?)
     }
 
     fn answers_query(&self, query: &Query) -> bool {

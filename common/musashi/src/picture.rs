@@ -34,7 +34,10 @@ pub fn svg(board: &Board, pos: &Position) -> String {
         out,
         r##"<rect x="0" y="0" width="{width}" height="{height}" fill="#f3e3c3"/>"##
     );
-    let _ = writeln!(out, r##"<g class="lines" stroke="#5b4a32" stroke-width="3">"##);
+    let _ = writeln!(
+        out,
+        r##"<g class="lines" stroke="#5b4a32" stroke-width="3">"##
+    );
     for &(a, b) in &board.edges {
         let ((x1, y1), (x2, y2)) = (centre(board, a as usize), centre(board, b as usize));
         let _ = writeln!(out, r#"<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"/>"#);
@@ -45,9 +48,15 @@ pub fn svg(board: &Board, pos: &Position) -> String {
         let (cx, cy) = centre(board, p);
         let name = board.point_name(p);
         let (class, piece) = if pos.black == p {
-            ("black", r##"<circle r="26" fill="#111" stroke="#eee" stroke-width="3"/>"##)
+            (
+                "black",
+                r##"<circle r="26" fill="#111" stroke="#eee" stroke-width="3"/>"##,
+            )
         } else if pos.browns >> p & 1 == 1 {
-            ("brown", r##"<circle r="24" fill="#9a5b25" stroke="#3b2410" stroke-width="3"/>"##)
+            (
+                "brown",
+                r##"<circle r="24" fill="#9a5b25" stroke="#3b2410" stroke-width="3"/>"##,
+            )
         } else {
             ("empty", r##"<circle r="7" fill="#5b4a32"/>"##)
         };

@@ -73,12 +73,7 @@ pub fn board_json(board: &Board) -> serde_json::Value {
     let edges: Vec<_> = board
         .edges
         .iter()
-        .map(|&(a, b)| {
-            json!([
-                board.point_name(a as usize),
-                board.point_name(b as usize)
-            ])
-        })
+        .map(|&(a, b)| json!([board.point_name(a as usize), board.point_name(b as usize)]))
         .collect();
     json!({
         "game": <crate::game::Musashi as retro_pipeline::GameRules>::NAME,

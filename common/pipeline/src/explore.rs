@@ -96,6 +96,13 @@ pub trait Explore: Send + Sync {
     /// Everything `retro probe` says of the position `text`.
     fn probe(&self, text: &str, tables: &dyn StoredValues) -> Result<Probe>;
 
+    /// [`Probe::json`] of the position `text` as JSON text, without the report for a person:
+    /// what the HTTP API sends. Games override it when building the text report or the JSON
+    /// tree costs more than writing the JSON directly.
+    fn probe_json(&self, text: &str, tables: &dyn StoredValues) -> Result<String> {
+        Ok(self.probe(text, tables)?.json.to_string())
+    }
+
     /// The analysis a game's paper reports, computed from its solved tables, as Markdown
     /// (`retro report`). `slack`: games that size proof trees also size them with lines up to
     /// this many plies longer than the winning distance. Games without one say so.

@@ -34,7 +34,6 @@ pub struct BlockCache {
     blocks: Cache<Key, Block, Bytes>,
     next_table: AtomicU64,
     capacity: u64,
-    lookups: AtomicU64,
     loads: AtomicU64,
 }
 
@@ -47,7 +46,6 @@ impl BlockCache {
             blocks: Cache::with_weighter(items, bytes, Bytes),
             next_table: AtomicU64::new(0),
             capacity: bytes,
-            lookups: AtomicU64::new(0),
             loads: AtomicU64::new(0),
         })
     }
@@ -66,7 +64,6 @@ impl BlockCache {
         block: usize,
         load: impl FnOnce() -> Result<Block, E>,
     ) -> Result<Block, E> {
-        self.lookups.fetch_add(1, Ordering::Relaxed);
         self.blocks
             .get_or_insert_with(&(table, section as u32, block as u32), || {
                 self.loads.fetch_add(1, Ordering::Relaxed);
@@ -94,12 +91,8 @@ impl BlockCache {
         self.blocks.len()
     }
 
-    /// Lookups answered from the cache so far.
-    pub fn hits(&self) -> u64 {
-        self.lookups.load(Ordering::Relaxed) - self.misses()
-    }
-
-    /// Lookups that decompressed a block so far.
+    /// Blocks decompressed so far (lookups the cache could not answer; hits are not counted,
+    /// to keep a shared counter out of the hot path).
     pub fn misses(&self) -> u64 {
         self.loads.load(Ordering::Relaxed)
     }

@@ -334,7 +334,11 @@ mod tests {
                 assert!(cache.bytes() <= cache.capacity());
             }
         }
-        assert!(cache.hits() > 0 && cache.misses() > 0);
+        let loads = cache.misses();
+        assert!(loads > 0);
+        // The four blocks of each table do not fit in three blocks' space: the second round
+        // decompresses again, but only blocks it needs.
+        assert!(loads <= 2 * 2 * 7, "{loads}");
         assert!(tables[0].value(1, 0).is_err(), "no such section");
         cache.clear();
         assert_eq!(cache.blocks(), 0);

@@ -105,30 +105,40 @@ fn position<'a>(served: &'a Served, query: &Query) -> Result<(&'a Directory, Str
     Ok((dir, text))
 }
 
-/// `GET /api/probe`: the game's probe report of the position, with the table's name and the
-/// viewer parameters of the position (`query`, for links).
-pub fn probe_json(served: &Served, query: &Query) -> Result<serde_json::Value, ApiError> {
+/// `GET /api/probe`: the game's probe report of the position (JSON text), with the table's
+/// name (`table`) and the viewer parameters of the position (`query`, for links) added.
+pub fn probe_json(served: &Served, query: &Query) -> Result<String, ApiError> {
     let (dir, text) = position(served, query)?;
     let explorer = dir.explorer();
-    let mut json = explorer.probe(&text, &dir.tables)?.json;
-    if let Some(object) = json.as_object_mut() {
-        object.insert("table".into(), dir.name.clone().into());
-        let viewer = explorer.query_of_position(&text)?;
-        if !viewer.is_empty() {
-            object.insert("query".into(), serde_json::to_value(viewer).unwrap_or_default());
-        }
+    let report = explorer.probe_json(&text, &dir.tables)?;
+    let viewer = explorer.query_of_position(&text)?;
+    // The report is one JSON object: the two fields go in front of its own.
+    let Some(fields) = report.strip_prefix('{') else {
+        return Ok(report);
+    };
+    let mut body = String::with_capacity(report.len() + 128);
+    body.push_str("{\"table\":");
+    body.push_str(&serde_json::Value::from(dir.name.as_str()).to_string());
+    if !viewer.is_empty() {
+        body.push_str(",\"query\":");
+        body.push_str(&serde_json::to_string(&viewer).unwrap_or_else(|_| "{}".into()));
     }
-    Ok(json)
+    if fields.trim_start() != "}" {
+        body.push(',');
+    }
+    body.push_str(fields);
+    Ok(body)
 }
 
 async fn probe(
     State(served): State<Arc<Served>>,
     query: Result<QueryParams<Query>, QueryRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let query = params(query)?;
     // A probe reads a few hundred cached values (microseconds); a cold one decompresses
     // blocks of 16 KiB. Both are short enough to answer on the runtime's own threads.
-    Ok(Json(probe_json(&served, &query)?))
+    let body = probe_json(&served, &query)?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 async fn board(

@@ -93,7 +93,10 @@ pub fn run(dirs: &[PathBuf], plan: &LoadPlan) -> Result<()> {
         .collect();
     let mut warm = Vec::new();
     for t in threads {
-        warm.extend(t.join().map_err(|_| anyhow::anyhow!("a load thread panicked"))??);
+        warm.extend(
+            t.join()
+                .map_err(|_| anyhow::anyhow!("a load thread panicked"))??,
+        );
     }
     let elapsed = started.elapsed().as_secs_f64();
     let count = warm.len();
@@ -170,8 +173,10 @@ fn walk(served: &Served, per_dir: usize) -> Result<Vec<String>> {
                 ("table".to_string(), dir.name.clone()),
                 ("position".to_string(), current.clone()),
             ]);
-            let report = probe_json(served, &query)
-                .map_err(|e| anyhow::anyhow!("probing {current}: {}", e.1))?;
+            let report: serde_json::Value = serde_json::from_str(
+                &probe_json(served, &query)
+                    .map_err(|e| anyhow::anyhow!("probing {current}: {}", e.1))?,
+            )?;
             seen.insert(current.clone());
             let next: Vec<&str> = report["moves"]
                 .as_array()
@@ -268,7 +273,8 @@ struct Connection {
 
 impl Connection {
     fn open(addr: SocketAddr) -> Result<Connection> {
-        let stream = TcpStream::connect(addr).with_context(|| format!("cannot connect to {addr}"))?;
+        let stream =
+            TcpStream::connect(addr).with_context(|| format!("cannot connect to {addr}"))?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         Ok(Connection {
@@ -279,10 +285,17 @@ impl Connection {
 
     /// GETs `path`; an answer other than 200 is an error with its body.
     fn get_ok(&mut self, path: &str) -> Result<Vec<u8>> {
-        write!(self.writer, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")?;
+        write!(
+            self.writer,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        )?;
         let mut line = String::new();
         self.reader.read_line(&mut line)?;
-        let status = line.split_whitespace().nth(1).unwrap_or_default().to_string();
+        let status = line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
         let mut length = None;
         loop {
             line.clear();

@@ -111,11 +111,9 @@ impl Served {
                 .join(", ")
         };
         if let Some(name) = query.get("table") {
-            return self
-                .dirs
-                .iter()
-                .find(|d| &d.name == name)
-                .ok_or_else(|| NoSuchTable(format!("no served table {name} (served: {})", names())));
+            return self.dirs.iter().find(|d| &d.name == name).ok_or_else(|| {
+                NoSuchTable(format!("no served table {name} (served: {})", names()))
+            });
         }
         if let Some(game) = query.get("game") {
             return self
@@ -123,7 +121,10 @@ impl Served {
                 .iter()
                 .find(|d| d.tables.game().name() == game)
                 .ok_or_else(|| {
-                    NoSuchTable(format!("no served table of game {game} (served: {})", self.describe()))
+                    NoSuchTable(format!(
+                        "no served table of game {game} (served: {})",
+                        self.describe()
+                    ))
                 });
         }
         if let Some(d) = self.dirs.iter().find(|d| d.explorer().answers_query(query)) {
