@@ -94,25 +94,51 @@ fn http(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, Strin
     stream
         .set_read_timeout(Some(Duration::from_secs(120)))
         .unwrap();
-    let body = body.unwrap_or("");
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
+    match body {
+        Some(body) => write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+        None => write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        ),
+    }
     .unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).unwrap();
-    let answer = String::from_utf8(answer).unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    // Read the head, then as many bytes as it announces (a WebDriver server may keep the
+    // connection open), chunks, or everything until the server closes.
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line.trim_end().is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
+    let lower = head.to_ascii_lowercase();
+    let length = lower
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map(|n| n.trim().parse::<usize>().unwrap());
+    let mut body = Vec::new();
+    match length {
+        Some(n) => {
+            body.resize(n, 0);
+            reader.read_exact(&mut body).unwrap();
+        }
+        None => {
+            reader.read_to_end(&mut body).unwrap();
+        }
+    }
+    let body = String::from_utf8(body).unwrap();
+    let body = if lower.contains("transfer-encoding: chunked") {
+        dechunk(&body)
     } else {
-        body.to_string()
+        body
     };
     (status, body)
 }
@@ -418,8 +444,8 @@ impl Browser {
 
     /// One WebDriver command; its `value`.
     fn call(&self, method: &str, path: &str, body: Value) -> Value {
-        let body = body.to_string();
-        let (status, answer) = http(&self.addr, method, path, Some(&body));
+        let body = (!body.is_null()).then(|| body.to_string());
+        let (status, answer) = http(&self.addr, method, path, body.as_deref());
         let answer: Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(status, 200, "{method} {path}: {answer}");
         answer["value"].clone()

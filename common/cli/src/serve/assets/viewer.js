@@ -39,10 +39,21 @@ function split(text) {
   return { rows: rows.split(","), side };
 }
 
-/** The published viewer's parameters of a position, when the game has them. */
+/** The order of link parameters: as in the URL the page was opened with, else as the
+ * published Sixteen Musashi viewer writes them; other parameters after these. */
+const linkOrder = (() => {
+  const opened = [...new URLSearchParams(location.search).keys()];
+  return opened.length ? opened : ["size", "turn", "init"];
+})();
+
+/** A link to a position: the game's viewer parameters when it has them (from the probe
+ * report's `query`), else table= and position=. */
 function shareUrl(text) {
   if (viewer.report && viewer.report.query) {
-    const q = new URLSearchParams(viewer.report.query);
+    const query = viewer.report.query;
+    const keys = linkOrder.filter((k) => k in query)
+      .concat(Object.keys(query).filter((k) => !linkOrder.includes(k)));
+    const q = new URLSearchParams(keys.map((k) => [k, query[k]]));
     return "?" + q.toString().replace(/%2C/g, ",");
   }
   return "?" + tableParam() + "&" + positionParam(text);
