@@ -8,8 +8,8 @@
 //!
 //! [`SliceTable::open_shared`]: crate::SliceTable::open_shared
 
-use quick_cache::sync::Cache;
-use quick_cache::Weighter;
+use quick_cache::sync::{Cache, DefaultLifecycle};
+use quick_cache::{DefaultHashBuilder, OptionsBuilder, Weighter};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -42,8 +42,21 @@ impl BlockCache {
     pub fn new(bytes: u64) -> Arc<BlockCache> {
         let bytes = bytes.max(crate::table::BLOCK as u64);
         let items = (bytes / crate::table::BLOCK as u64).max(1) as usize;
+        // Half the space for blocks read once (quick_cache's default keeps 3% for them, less
+        // than one block in a small cache, so that nothing read once would stay).
+        let options = OptionsBuilder::new()
+            .estimated_items_capacity(items)
+            .weight_capacity(bytes)
+            .hot_allocation(0.5)
+            .build()
+            .expect("valid cache options");
         Arc::new(BlockCache {
-            blocks: Cache::with_weighter(items, bytes, Bytes),
+            blocks: Cache::with_options(
+                options,
+                Bytes,
+                DefaultHashBuilder::default(),
+                DefaultLifecycle::default(),
+            ),
             next_table: AtomicU64::new(0),
             capacity: bytes,
             loads: AtomicU64::new(0),
