@@ -70,6 +70,7 @@ pub fn run(dirs: &[PathBuf], plan: &LoadPlan) -> Result<()> {
         conn.get_ok(path)?;
     }
     let started = Instant::now();
+    let cpu_before = cpu_seconds();
     let deadline = started + Duration::from_secs_f64(plan.seconds);
     let per_connection = plan.requests.div_ceil(plan.connections as u64);
     let paths = Arc::new(paths);
@@ -99,6 +100,9 @@ pub fn run(dirs: &[PathBuf], plan: &LoadPlan) -> Result<()> {
         );
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
     let count = warm.len();
     outln!(
         "warm  ({} connections):            {}",
@@ -110,6 +114,14 @@ pub fn run(dirs: &[PathBuf], plan: &LoadPlan) -> Result<()> {
         count,
         count as f64 / elapsed
     );
+    if let Some(cpu) = cpu.filter(|&c| c > 0.0) {
+        // Other processes on the machine slow the wall clock, not the CPU time used.
+        outln!(
+            "CPU: {cpu:.2} s of this process (server and load together, {:.2} cores busy) = {:.0} probes per CPU-second",
+            cpu / elapsed,
+            count as f64 / cpu
+        );
+    }
 
     // The same probes without HTTP, on one thread: what a probe itself costs.
     let queries: Vec<Query> = paths.iter().map(|p| query_of(p)).collect();
@@ -134,6 +146,16 @@ pub fn run(dirs: &[PathBuf], plan: &LoadPlan) -> Result<()> {
         retro_engine::meter::peak_resident_bytes().unwrap_or(0) >> 20
     );
     Ok(())
+}
+
+/// CPU time used by this process so far (user and system, all threads), from
+/// `/proc/self/stat` in clock ticks of 1/100 s; `None` where there is no such file.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    // After the command name: state is field 3 of the file, utime 14 and stime 15.
+    Some((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// Median, p90, p99 and max of `times`.
