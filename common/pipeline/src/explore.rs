@@ -2,7 +2,7 @@
 //! notation, looked up and explained.
 //!
 //! The commands that read tables (`retro probe`, `retro verify --values`, `retro report`, and
-//! the HTTP API of `retro serve` to come) never name a game. They open a directory, ask the
+//! the HTTP API of `retro serve`) never name a game. They open a directory, ask the
 //! registry for the game's [`Explore`] (an explorer is built from the same definition document
 //! as the game), and hand it the text a person typed together with the directory's
 //! [`StoredValues`]. The explorer parses the text, finds the slice, index and side the position
