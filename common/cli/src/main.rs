@@ -14,6 +14,7 @@ mod play;
 mod probe;
 mod progress;
 mod report;
+mod serve;
 mod solve;
 mod tables;
 mod verify;
@@ -123,6 +124,15 @@ enum Command {
         after_help = "Examples:\n  retro probe --tables out/board25 ooooo,o...o,o.X.o,o...o,ooooo brown\n  retro probe --tables out/board25 --file positions.txt   (or --file - for standard input)"
     )]
     Probe(ProbeArgs),
+    /// Serve solved directories over HTTP: a JSON probe API and a web viewer (loopback by
+    /// default).
+    #[command(
+        after_help = "Examples:\n  retro serve --out out/board25 --out out/board33\n  then open http://127.0.0.1:8080/?size=25&turn=brown&init=ooooo,o...o,o.X.o,o...o,ooooo\n  curl 'http://127.0.0.1:8080/api/probe?size=25&turn=brown&init=ooooo,o...o,o.X.o,o...o,ooooo'"
+    )]
+    Serve(ServeArgs),
+    /// Measure the probe API on loopback: cold and warm latency percentiles, throughput.
+    #[command(after_help = "Example: retro bench-serve --out out/board25 --seconds 5")]
+    BenchServe(BenchServeArgs),
     /// Check tables against a count table, a values file, and the defining recurrence.
     #[command(
         after_help = "Example: retro verify --tables out/board25 --counts ../shared/reference/board25-counts.csv --recurrence 1000"
@@ -384,6 +394,48 @@ struct ProbeArgs {
     /// fields of the HTTP probe API.
     #[arg(long, conflicts_with = "file")]
     json: bool,
+    /// Also write the position as an SVG picture to FILE (the web viewer's drawing).
+    #[arg(long, value_name = "FILE", conflicts_with = "file")]
+    svg: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// A solved directory to serve (repeat for several; a request picks one by `table=` its
+    /// directory name, `game=`, or the viewer's `size=`).
+    #[arg(long = "out", alias = "tables", value_name = "DIR", required = true)]
+    out: Vec<PathBuf>,
+    /// Address to listen on (port 0: any free port; the address is printed).
+    #[arg(long, default_value = serve::DEFAULT_LISTEN, value_name = "ADDR")]
+    listen: String,
+    /// Memory for decompressed blocks, shared by every directory and request.
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = retro_worker::cli::parse_bytes)]
+    cache: u64,
+}
+
+#[derive(Args)]
+struct BenchServeArgs {
+    /// A solved directory to serve (repeat for several).
+    #[arg(long = "out", alias = "tables", value_name = "DIR", required = true)]
+    out: Vec<PathBuf>,
+    /// Distinct positions probed per directory (random walks from the start).
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    positions: usize,
+    /// Cold requests, each after emptying the block cache.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    cold: usize,
+    /// Warm requests at most.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    requests: u64,
+    /// Warm phase's time limit.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    seconds: f64,
+    /// Concurrent client connections of the warm phase.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    connections: usize,
+    /// Memory for decompressed blocks.
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = retro_worker::cli::parse_bytes)]
+    cache: u64,
 }
 
 #[derive(Args)]
@@ -637,6 +689,9 @@ fn run(cli: Cli) -> Result<()> {
                         Some(side) => format!("{position} {side}"),
                         None => position,
                     };
+                    if let Some(path) = &a.svg {
+                        probe::write_svg(&tables, &text, path)?;
+                    }
                     probe::probe_one(&tables, &text, a.json)
                 }
                 (None, None, _) => bail!(
@@ -645,6 +700,18 @@ fn run(cli: Cli) -> Result<()> {
                 ),
             }
         }
+        Command::Serve(a) => serve::run(&a.out, &a.listen, a.cache),
+        Command::BenchServe(a) => serve::load::run(
+            &a.out,
+            &serve::load::LoadPlan {
+                positions: a.positions,
+                cold: a.cold,
+                requests: a.requests,
+                seconds: a.seconds,
+                connections: a.connections,
+                cache_bytes: a.cache,
+            },
+        ),
         Command::Verify(a) => {
             let tables = tables::Tables::open(&a.tables)?;
             if a.counts.is_none() && a.values.is_none() && a.recurrence.is_none() {
@@ -687,7 +754,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Solves log one line per finished stage; a benchmark prints only its measurements.
     match cli.command {
-        Command::Bench(_) => init_logging(cli.log_format, "warn"),
+        Command::Bench(_) | Command::BenchServe(_) => init_logging(cli.log_format, "warn"),
         // A solve at a terminal shows one progress display; its log is in the job directory.
         Command::Solve(_) | Command::Resume(_) => {
             let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());

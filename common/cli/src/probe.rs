@@ -19,6 +19,12 @@ pub fn probe_one(tables: &Tables, text: &str, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// Writes the game's picture of the position `text` as an SVG file at `path`.
+pub fn write_svg(tables: &Tables, text: &str, path: &Path) -> Result<()> {
+    let image = tables.explorer()?.svg(text)?;
+    std::fs::write(path, image).with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Reads lines `<position> <side> [anything]` from `path` (`-`: standard input) and prints
 /// `<position> <side> <value>` for each. Blank lines and `#` comments are skipped; a bad line
 /// is reported on stderr with its number and the batch goes on; the command fails at the end

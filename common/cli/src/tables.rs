@@ -3,8 +3,8 @@
 use anyhow::{bail, Context, Result};
 use retro_engine::{Side, SliceId};
 use retro_pipeline::job_dir::game_of;
-use retro_pipeline::{Explore, JobGame, StoredValues};
-use retro_store::{Manifest, SliceRecord, SliceTable};
+use retro_pipeline::{Explore, JobGame, LookupError, StoredValues};
+use retro_store::{BlockCache, Manifest, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -16,6 +16,9 @@ pub struct Tables {
     explorer: std::result::Result<Box<dyn Explore>, String>,
     records: Vec<Option<SliceRecord>>,
     files: Vec<OnceLock<SliceTable>>,
+    /// The bounded block cache shared with other directories (a server's), if any; otherwise
+    /// each table keeps its own small one.
+    cache: Option<Arc<BlockCache>>,
 }
 
 /// Checks that `dir` is an existing output directory and reads its manifest.
@@ -37,6 +40,16 @@ pub fn load_manifest(dir: &Path) -> Result<Manifest> {
 impl Tables {
     /// Opens the output directory `dir`.
     pub fn open(dir: &Path) -> Result<Tables> {
+        Self::open_with(dir, None)
+    }
+
+    /// Opens the output directory `dir`, keeping decompressed blocks in `cache` (bounded,
+    /// shared with every table opened with it).
+    pub fn open_shared(dir: &Path, cache: &Arc<BlockCache>) -> Result<Tables> {
+        Self::open_with(dir, Some(cache.clone()))
+    }
+
+    fn open_with(dir: &Path, cache: Option<Arc<BlockCache>>) -> Result<Tables> {
         let manifest = load_manifest(dir)?;
         let game = game_of(&manifest, dir, retro_games::open)?;
         let explorer = retro_games::explore(&manifest.game, &manifest.definition).map_err(|e| {
@@ -60,6 +73,7 @@ impl Tables {
             explorer,
             records,
             files,
+            cache,
         })
     }
 
@@ -86,14 +100,19 @@ impl Tables {
         if let Some(t) = self.files[slice.0 as usize].get() {
             return Ok(t);
         }
-        let record = self.records[slice.0 as usize].as_ref().with_context(|| {
-            format!(
+        let Some(record) = self.records[slice.0 as usize].as_ref() else {
+            return Err(LookupError::NotSolved(format!(
                 "{}: slice {} is not solved yet",
                 self.dir.display(),
                 self.game.slice_name(slice)
-            )
-        })?;
-        let table = SliceTable::open(&self.dir.join(&record.file))?;
+            ))
+            .into());
+        };
+        let path = self.dir.join(&record.file);
+        let table = match &self.cache {
+            Some(cache) => SliceTable::open_shared(&path, cache)?,
+            None => SliceTable::open(&path)?,
+        };
         Ok(self.files[slice.0 as usize].get_or_init(|| table))
     }
 }

@@ -7,18 +7,16 @@ use crate::game::Musashi;
 use crate::position::{Position, Side};
 use crate::rules::{moves, Move};
 use crate::values::describe;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use retro_engine::Side as EngineSide;
-use retro_pipeline::explore::{position_and_side, Explore, Probe, StoredValues};
+use retro_pipeline::explore::{
+    position_and_side, Explore, LookupError, Probe, Query, StoredValues,
+};
 use serde::Serialize;
 use std::fmt::Write;
 
 /// A position as a person types it.
 pub const EXAMPLE: &str = "ooooo,o...o,o.X.o,o...o,ooooo brown";
-
-/// The longest principal variation followed before the tables are called inconsistent (the
-/// longest win on any board solved is far shorter).
-const MAX_LINE: usize = 300;
 
 /// The engine's side of a Sixteen Musashi side (brown moves first).
 pub fn engine_side(side: Side) -> EngineSide {
@@ -33,10 +31,11 @@ pub fn engine_side(side: Side) -> EngineSide {
 pub fn value(game: &Musashi, tables: &dyn StoredValues, pos: &Position) -> Result<u8> {
     let k = pos.browns.count_ones() as usize;
     if k > game.max_browns() {
-        bail!(
+        return Err(LookupError::NotSolved(format!(
             "position has {k} brown pieces; these tables hold positions with at most {}",
             game.max_browns()
-        );
+        ))
+        .into());
     }
     let (slice, _, index) = game.locate(pos.black, pos.browns);
     tables.canonical(slice, index, engine_side(pos.side))
@@ -72,6 +71,12 @@ pub fn ranked_moves(
 
 /// The principal variation from `pos`: best moves (brown: fastest win; black: slowest loss)
 /// until black has no move. Empty if `pos` is not a brown win.
+///
+/// A brown win of value `v > 1` has a move to a position of value `v - 1`, and that is a best
+/// move for either side (brown's fastest win is `1 +` the least winning value, black's slowest
+/// loss `1 +` the largest); the first such move in generation order is the one
+/// [`ranked_moves`] lists first. So each ply reads values only until it meets `v - 1`, about
+/// half of them, which is what keeps a probe with its whole line cheap for a server.
 pub fn principal_variation(
     game: &Musashi,
     tables: &dyn StoredValues,
@@ -79,22 +84,31 @@ pub fn principal_variation(
 ) -> Result<Vec<(Move, Position, u8)>> {
     let mut line = Vec::new();
     let mut current = *pos;
-    if value(game, tables, &current)? == 0 {
+    let mut v = value(game, tables, &current)?;
+    if v == 0 {
         return Ok(line);
     }
-    loop {
-        let best = ranked_moves(game, tables, &current)?.into_iter().next();
-        // Brown stops when no move keeps a win; black when it has no move.
-        let Some((mv, next, v)) = best.filter(|&(_, _, v)| current.side == Side::Black || v != 0)
-        else {
-            return Ok(line);
-        };
-        line.push((mv, next, v));
-        current = next;
-        if line.len() > MAX_LINE {
-            bail!("principal variation does not end: tables are inconsistent");
+    while v > 1 {
+        let mut best = None;
+        for (mv, next) in moves(game.board(), &current) {
+            if value(game, tables, &next)? == v - 1 {
+                best = Some((mv, next));
+                break;
+            }
         }
+        let Some((mv, next)) = best else {
+            return Err(LookupError::Damaged(format!(
+                "no move from {} leads to value {} although it has value {v}: the tables are inconsistent",
+                current.notation(game.board()),
+                v - 1
+            ))
+            .into());
+        };
+        line.push((mv, next, v - 1));
+        current = next;
+        v -= 1;
     }
+    Ok(line)
 }
 
 /// What `retro probe` reports on one position: the fields of its `--json` output, and of the
@@ -242,5 +256,32 @@ impl Explore for MusashiExplorer {
             json: serde_json::to_value(&report)?,
             text: report.text(&self.0, &pos),
         })
+    }
+
+    fn probe_json(&self, text: &str, tables: &dyn StoredValues) -> Result<String> {
+        let pos = self.parse(text)?;
+        Ok(serde_json::to_string(&ProbeReport::of(
+            &self.0, tables, &pos,
+        )?)?)
+    }
+
+    fn answers_query(&self, query: &Query) -> bool {
+        crate::viewer::answers(self.0.board(), query)
+    }
+
+    fn position_from_query(&self, query: &Query) -> Result<String> {
+        crate::viewer::position(self.0.board(), query)
+    }
+
+    fn query_of_position(&self, text: &str) -> Result<Query> {
+        Ok(crate::viewer::query(self.0.board(), &self.parse(text)?))
+    }
+
+    fn board(&self) -> Option<serde_json::Value> {
+        Some(crate::viewer::board_json(self.0.board()))
+    }
+
+    fn svg(&self, text: &str) -> Result<String> {
+        Ok(crate::picture::svg(self.0.board(), &self.parse(text)?))
     }
 }

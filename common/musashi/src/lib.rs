@@ -14,10 +14,12 @@ pub mod counts;
 pub mod explore;
 pub mod game;
 pub mod job;
+pub mod picture;
 pub mod position;
 pub mod rules;
 pub mod symmetry;
 pub mod values;
+pub mod viewer;
 
 pub use board::Board;
 pub use board_file::BoardFileError;

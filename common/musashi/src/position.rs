@@ -131,20 +131,23 @@ impl Position {
 
     /// The rows part of the notation.
     pub fn rows(&self, board: &Board) -> String {
-        let mut out = String::new();
-        for y in 0..board.height {
-            if y > 0 {
-                out.push(',');
-            }
-            for x in 0..board.width {
-                out.push(match board.point_at(x, y) {
-                    Some(p) if p == self.black => 'X',
-                    Some(p) if self.browns >> p & 1 == 1 => 'o',
-                    _ => '.',
-                });
-            }
+        // Every row is `width` characters and a comma (none after the last); the points are
+        // written into it (a server writes this for every move and ply it reports).
+        let stride = board.width + 1;
+        let mut out = vec![b'.'; board.height * stride - 1];
+        for y in 1..board.height {
+            out[y * stride - 1] = b',';
         }
-        out
+        for (p, &(x, y)) in board.points.iter().enumerate() {
+            out[y as usize * stride + x as usize] = if p == self.black {
+                b'X'
+            } else if self.browns >> p & 1 == 1 {
+                b'o'
+            } else {
+                continue;
+            };
+        }
+        String::from_utf8(out).expect("the notation is ASCII")
     }
 
     /// The board as text: one line per row with `o`, `X`, `.` on points and blanks elsewhere,

@@ -2,7 +2,7 @@
 //! notation, looked up and explained.
 //!
 //! The commands that read tables (`retro probe`, `retro verify --values`, `retro report`, and
-//! the HTTP API of `retro serve` to come) never name a game. They open a directory, ask the
+//! the HTTP API of `retro serve`) never name a game. They open a directory, ask the
 //! registry for the game's [`Explore`] (an explorer is built from the same definition document
 //! as the game), and hand it the text a person typed together with the directory's
 //! [`StoredValues`]. The explorer parses the text, finds the slice, index and side the position
@@ -13,6 +13,7 @@
 
 use anyhow::{bail, Result};
 use retro_engine::{Side, SliceId, Value};
+use std::collections::BTreeMap;
 
 /// Where an explorer reads values: the tables of one solved directory.
 pub trait StoredValues {
@@ -33,14 +34,41 @@ pub trait StoredValues {
     fn canonical(&self, slice: SliceId, index: u64, side: Side) -> Result<u8> {
         let byte = self.stored(slice, index, side)?;
         if byte == Value::NON_CANONICAL.0 {
-            bail!(
+            return Err(LookupError::Damaged(format!(
                 "canonical slot {index} of {} holds the non-canonical marker (damaged table?)",
                 self.slice_name(slice)
-            );
+            ))
+            .into());
         }
         Ok(byte)
     }
 }
+
+/// Why a position that was read correctly still has no value: errors that an explorer or a
+/// [`StoredValues`] raise as this type (inside an `anyhow::Error`) let a server tell a
+/// position the tables do not hold (HTTP 404) and damaged tables (500) from a malformed
+/// request (400, every other error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupError {
+    /// The tables do not hold this position: more pieces than were solved, a slice not solved
+    /// yet.
+    NotSolved(String),
+    /// The tables hold it, but what they hold is wrong.
+    Damaged(String),
+}
+
+impl std::fmt::Display for LookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LookupError::NotSolved(what) | LookupError::Damaged(what) => f.write_str(what),
+        }
+    }
+}
+
+impl std::error::Error for LookupError {}
+
+/// The query parameters of a URL, by name (the last of repeated names wins).
+pub type Query = BTreeMap<String, String>;
 
 /// What `retro probe` says of one position.
 pub struct Probe {
@@ -68,12 +96,57 @@ pub trait Explore: Send + Sync {
     /// Everything `retro probe` says of the position `text`.
     fn probe(&self, text: &str, tables: &dyn StoredValues) -> Result<Probe>;
 
+    /// [`Probe::json`] of the position `text` as JSON text, without the report for a person:
+    /// what the HTTP API sends. Games override it when building the text report or the JSON
+    /// tree costs more than writing the JSON directly.
+    fn probe_json(&self, text: &str, tables: &dyn StoredValues) -> Result<String> {
+        Ok(self.probe(text, tables)?.json.to_string())
+    }
+
     /// The analysis a game's paper reports, computed from its solved tables, as Markdown
     /// (`retro report`). `slack`: games that size proof trees also size them with lines up to
     /// this many plies longer than the winning distance. Games without one say so.
     fn report(&self, tables: &dyn StoredValues, slack: u32) -> Result<String> {
         let _ = (tables, slack);
         bail!("this game has no report (retro report analyses SIMPEI tables)")
+    }
+
+    /// Whether the URL parameters `query` of a game's own viewer (Sixteen Musashi's published
+    /// viewer: `size=25&turn=brown&init=...`) address this game and board: how a server that
+    /// serves several directories picks one without being told its name. Games without such
+    /// parameters answer no.
+    fn answers_query(&self, query: &Query) -> bool {
+        let _ = query;
+        false
+    }
+
+    /// The position the viewer parameters `query` describe, in this game's notation (one
+    /// line, as [`Explore::probe`] takes it). Games without viewer parameters say which
+    /// parameter to give instead.
+    fn position_from_query(&self, query: &Query) -> Result<String> {
+        let _ = query;
+        bail!("give position=<position>, e.g. position={}", self.example())
+    }
+
+    /// The viewer parameters of the position `text` (the inverse of
+    /// [`Explore::position_from_query`]), for shareable links; empty for games without them.
+    fn query_of_position(&self, text: &str) -> Result<Query> {
+        let _ = text;
+        Ok(Query::new())
+    }
+
+    /// The board as a drawing program needs it (JSON: points with coordinates, lines between
+    /// them, the notation's rows and columns, the start position), or `None` for games the
+    /// web viewer does not draw.
+    fn board(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// A picture of the position `text` as an SVG document (`retro probe --svg`, the web
+    /// viewer's board). Games without a picture say so.
+    fn svg(&self, text: &str) -> Result<String> {
+        let _ = text;
+        bail!("this game has no picture of its positions")
     }
 }
 

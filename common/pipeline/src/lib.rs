@@ -29,7 +29,7 @@ pub mod steps;
 pub mod storage;
 
 pub use choice::{ChosenOptions, GameChoice, GameOption};
-pub use explore::{Explore, Probe, StoredValues};
+pub use explore::{Explore, LookupError, Probe, Query, StoredValues};
 pub use game::{
     GameRules, JobGame, OpenGame, ScoreMargin, Solved, Start, StartPosition, WinDrawLoss,
 };

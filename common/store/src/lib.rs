@@ -5,16 +5,20 @@
 //! * [`table`]: one file per slice, holding value arrays (one per side to move) cut into
 //!   independently zstd-compressed blocks, with a block index for random access and checksums
 //!   that readers verify.
+//! * [`block_cache`]: a bounded cache of decompressed blocks shared by many tables and
+//!   threads (a server's).
 //! * [`manifest`]: the JSON record of an output directory: what was solved and which files,
 //!   sizes and checksums make it up.
 
 #![warn(missing_docs)]
 
 pub mod atomic_file;
+pub mod block_cache;
 pub mod manifest;
 pub mod table;
 
 pub use atomic_file::write_atomic;
+pub use block_cache::BlockCache;
 pub use manifest::{Manifest, SliceRecord};
 pub use table::{SliceTable, TableWriter};
 
