@@ -9,6 +9,7 @@ mod bench;
 mod client;
 mod counts;
 mod embedded;
+mod extremes;
 mod game_choice;
 mod play;
 mod probe;
@@ -124,6 +125,12 @@ enum Command {
         after_help = "Examples:\n  retro probe --tables out/board25 ooooo,o...o,o.X.o,o...o,ooooo brown\n  retro probe --tables out/board25 --file positions.txt   (or --file - for standard input)"
     )]
     Probe(ProbeArgs),
+    /// List a solved table's interesting positions (longest wins, most pieces in a win) with
+    /// viewer links; recorded in DIR/extremes.json for `retro serve`'s list.
+    #[command(
+        after_help = "Examples:\n  retro extremes --out out/board25\n  retro extremes --out out/board25 --json --limit 1000"
+    )]
+    Extremes(ExtremesArgs),
     /// Serve solved directories over HTTP: a JSON probe API and a web viewer (loopback by
     /// default).
     #[command(
@@ -397,6 +404,22 @@ struct ProbeArgs {
     /// Also write the position as an SVG picture to FILE (the web viewer's drawing).
     #[arg(long, value_name = "FILE", conflicts_with = "file")]
     svg: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ExtremesArgs {
+    /// The solved directory to scan (`--tables` is accepted too).
+    #[arg(long = "out", alias = "tables", value_name = "DIR")]
+    out: PathBuf,
+    /// Positions shown per list at most (each list also says how many there are).
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    limit: usize,
+    /// Print the lists as one JSON object (what the web viewer reads).
+    #[arg(long)]
+    json: bool,
+    /// The viewer the printed links open (`retro serve`'s address).
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080/")]
+    viewer: String,
 }
 
 #[derive(Args)]
@@ -700,6 +723,7 @@ fn run(cli: Cli) -> Result<()> {
                 ),
             }
         }
+        Command::Extremes(a) => extremes::run(&a.out, a.limit, a.json, &a.viewer),
         Command::Serve(a) => serve::run(&a.out, &a.listen, a.cache),
         Command::BenchServe(a) => serve::load::run(
             &a.out,

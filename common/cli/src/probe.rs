@@ -22,7 +22,7 @@ pub fn probe_one(tables: &Tables, text: &str, json: bool) -> Result<()> {
 /// Writes the game's picture of the position `text` as an SVG file at `path`.
 pub fn write_svg(tables: &Tables, text: &str, path: &Path) -> Result<()> {
     let image = tables.explorer()?.svg(text)?;
-    std::fs::write(path, image).with_context(|| format!("cannot write {}", path.display()))
+    Ok(retro_store::write_atomic(path, image.as_bytes())?)
 }
 
 /// Reads lines `<position> <side> [anything]` from `path` (`-`: standard input) and prints

@@ -77,6 +77,21 @@ impl Tables {
         })
     }
 
+    /// The directory's name in viewer links and server requests (`table=`): its last path
+    /// component, after resolving `.` and links.
+    pub fn dir_name(&self) -> String {
+        self.dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().to_string()))
+            .unwrap_or_else(|| self.dir.display().to_string())
+    }
+
+    /// The solved directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The game, with its solver.
     pub fn game(&self) -> &dyn JobGame {
         &*self.game

@@ -15,9 +15,19 @@ use support::*;
 
 const START_QUERY: &str = "size=25&turn=brown&init=ooooo,o...o,o.X.o,o...o,ooooo";
 
-/// BOARD25 solved whole (`b25`) and up to 8 browns (`b25-8`), once for all tests.
+/// BOARD25 solved whole (`b25`) and up to 8 browns (`b25-8`), once for all tests; the whole
+/// table's interesting positions recorded by `retro extremes` (its JSON: [`extremes`]).
 fn solved() -> &'static (PathBuf, PathBuf) {
-    static DIRS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    &solved_and_extremes().0
+}
+
+/// What `retro extremes --out b25 --json` printed.
+fn extremes() -> &'static Value {
+    &solved_and_extremes().1
+}
+
+fn solved_and_extremes() -> &'static ((PathBuf, PathBuf), Value) {
+    static DIRS: OnceLock<((PathBuf, PathBuf), Value)> = OnceLock::new();
     DIRS.get_or_init(|| {
         let root = temp_dir("serve");
         let (full, small) = (root.join("b25"), root.join("b25-8"));
@@ -32,7 +42,9 @@ fn solved() -> &'static (PathBuf, PathBuf) {
             s(&small),
             "--quiet",
         ]);
-        (full, small)
+        let printed = retro_ok(&["extremes", "--out", s(&full), "--json"]);
+        let extremes = serde_json::from_str(&printed).unwrap();
+        ((full, small), extremes)
     })
 }
 
@@ -343,9 +355,9 @@ fn boards_pictures_and_the_page_are_served() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), svg);
 }
 
-/// Chromium and its WebDriver, installed with apt-get when missing and we are root; `None`
-/// (the test then says why it skips) only when that is impossible.
-fn chromium() -> Option<(PathBuf, PathBuf)> {
+/// Chromium and its WebDriver, installed with apt-get when missing (the test needs root for
+/// that, and fails saying so when it cannot install them).
+fn chromium() -> (PathBuf, PathBuf) {
     let find = || {
         let browser = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
             .into_iter()
@@ -355,16 +367,16 @@ fn chromium() -> Option<(PathBuf, PathBuf)> {
         driver.exists().then_some((browser, driver))
     };
     if let Some(found) = find() {
-        return Some(found);
+        return found;
     }
     let root = Command::new("id")
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !root {
-        eprintln!("SKIPPED browser test: chromium and chromium-driver are missing and we are not root to install them (apt-get install chromium chromium-driver)");
-        return None;
-    }
+    assert!(
+        root,
+        "the browser test needs /usr/bin/chromium and /usr/bin/chromedriver: run it as root once (it installs them) or apt-get install chromium chromium-driver"
+    );
     let install = || {
         Command::new("apt-get")
             .args(["install", "-y", "-q", "chromium", "chromium-driver"])
@@ -376,11 +388,7 @@ fn chromium() -> Option<(PathBuf, PathBuf)> {
         let _ = Command::new("apt-get").args(["update", "-q"]).status();
         install();
     }
-    let found = find();
-    if found.is_none() {
-        eprintln!("SKIPPED browser test: apt-get could not install chromium and chromium-driver");
-    }
-    found
+    find().expect("apt-get could not install chromium and chromium-driver (the browser test needs /usr/bin/chromium and /usr/bin/chromedriver)")
 }
 
 /// A WebDriver session of headless Chromium.
@@ -548,9 +556,7 @@ fn base64(text: &str) -> Vec<u8> {
 
 #[test]
 fn the_web_viewer_opens_a_published_link_plays_undoes_and_edits_in_chromium() {
-    let Some((browser, driver)) = chromium() else {
-        return;
-    };
+    let (browser, driver) = chromium();
     let server = Server::start();
     let b = Browser::start(&browser, &driver);
 
@@ -608,8 +614,132 @@ fn the_web_viewer_opens_a_published_link_plays_undoes_and_edits_in_chromium() {
     assert_eq!(edited["value"], cli["value"].to_string(), "{edited}");
     b.click("#mode-play");
     b.settled();
+
+    // The interesting positions: the first longest brown win opens with its value.
+    b.click("details[data-list=\"longest-win-brown-to-move\"] summary");
+    b.click("details[data-list=\"longest-win-brown-to-move\"] li");
+    let longest = b.settled();
+    assert_eq!(longest["value"], "38", "{longest}");
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer.png");
     b.screenshot(&shot);
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
     println!("screenshot: {}", shot.display());
+}
+
+/// The number of browns in a position `"<rows> <side>"`.
+fn browns(position: &str) -> usize {
+    position
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .matches('o')
+        .count()
+}
+
+/// The list of `extremes` named `id`.
+fn list<'a>(extremes: &'a Value, id: &str) -> &'a Value {
+    extremes["lists"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["id"] == id)
+        .unwrap_or_else(|| panic!("no list {id}: {extremes}"))
+}
+
+#[test]
+fn extremes_list_the_published_records_and_are_served() {
+    let found = extremes();
+    // "Longest brown win with brown to move: value 38 (37 plies), 31 positions, all with 5
+    // browns", and every one of them has that value in retro probe.
+    let longest = list(found, "longest-win-brown-to-move");
+    assert_eq!(longest["count"], 31, "{longest}");
+    let positions = longest["positions"].as_array().unwrap();
+    assert_eq!(positions.len(), 31);
+    for p in positions {
+        assert_eq!(p["value"], 38, "{p}");
+        let position = p["position"].as_str().unwrap();
+        assert_eq!(browns(position), 5, "{p}");
+        assert!(position.ends_with(" brown"), "{p}");
+    }
+    let some = positions[17]["position"].as_str().unwrap();
+    assert_eq!(probe_cli(&solved().0, some)["value"], 38);
+    // "Most brown pieces in a black-to-move black win: 12".
+    let most = list(found, "most-browns-black-win-black-to-move");
+    let first = most["positions"][0]["position"].as_str().unwrap();
+    assert_eq!(browns(first), 12, "{most}");
+    assert!(first.ends_with(" black"));
+    assert_eq!(probe_cli(&solved().0, first)["value"], 0);
+    // Per brown count, the longest wins agree with the whole list's record.
+    let per = list(found, "longest-win-per-browns-brown-to-move");
+    let best = per["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["value"].as_u64().unwrap())
+        .max();
+    assert_eq!(best, Some(38));
+
+    // The record is served, and a table without one gets a 404 saying how to make it.
+    let server = Server::start();
+    let (status, served) = server.json("/api/extremes?table=b25");
+    assert_eq!(status, 200, "{served}");
+    assert_eq!(&served, found);
+    let (status, none) = server.json("/api/extremes?table=b25-8");
+    assert_eq!(status, 404, "{none}");
+    assert!(
+        none["error"]
+            .as_str()
+            .unwrap()
+            .contains("retro extremes --out"),
+        "{none}"
+    );
+
+    // The text lists viewer links in the published viewer's parameters; a damaged record is
+    // reported by name.
+    let text = retro_ok(&["extremes", "--out", s(&solved().0), "--limit", "2"]);
+    assert!(text.contains("31 positions, the first 2"), "{text}");
+    assert!(
+        text.contains("http://127.0.0.1:8080/?size=25&turn=brown&init="),
+        "{text}"
+    );
+    let copy = temp_dir("serve-extremes");
+    let record = std::fs::read_to_string(solved().0.join("extremes.json")).unwrap();
+    std::fs::write(copy.join("extremes.json"), record.replacen("38", "39", 1)).unwrap();
+    let e = served_error_of_damaged_record(&copy);
+    assert!(e.contains("extremes.json") && e.contains("checksum"), "{e}");
+}
+
+/// The error of loading the damaged record in `dir` through a server (the record is checked
+/// when it is served).
+fn served_error_of_damaged_record(dir: &Path) -> String {
+    // The damaged record sits beside a copy of the manifest and tables, served.
+    for entry in std::fs::read_dir(&solved().0).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name != "extremes.json" {
+            let _ = std::fs::hard_link(entry.path(), dir.join(&name));
+        }
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
+        .args(["serve", "--out", s(dir), "--listen", "127.0.0.1:0"])
+        .env("RETRO_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    let (status, body) = http(&addr, "GET", "/api/extremes", None);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 500, "{body}");
+    body
 }

@@ -10,7 +10,7 @@ use crate::values::describe;
 use anyhow::Result;
 use retro_engine::Side as EngineSide;
 use retro_pipeline::explore::{
-    position_and_side, Explore, LookupError, Probe, Query, StoredValues,
+    position_and_side, Explore, Extremes, LookupError, Probe, Query, StoredValues,
 };
 use serde::Serialize;
 use std::fmt::Write;
@@ -275,6 +275,10 @@ impl Explore for MusashiExplorer {
 
     fn query_of_position(&self, text: &str) -> Result<Query> {
         Ok(crate::viewer::query(self.0.board(), &self.parse(text)?))
+    }
+
+    fn extremes(&self, tables: &dyn StoredValues, limit: usize) -> Result<Extremes> {
+        crate::extremes::extremes(&self.0, tables, limit)
     }
 
     fn board(&self) -> Option<serde_json::Value> {

@@ -12,6 +12,7 @@ pub mod board_file;
 pub mod command_line;
 pub mod counts;
 pub mod explore;
+pub mod extremes;
 pub mod game;
 pub mod job;
 pub mod picture;

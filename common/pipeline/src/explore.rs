@@ -13,6 +13,7 @@
 
 use anyhow::{bail, Result};
 use retro_engine::{Side, SliceId, Value};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Where an explorer reads values: the tables of one solved directory.
@@ -135,6 +136,13 @@ pub trait Explore: Send + Sync {
         Ok(Query::new())
     }
 
+    /// The game's interesting positions in `tables` (`retro extremes`), each list showing at
+    /// most `limit` positions. Games without such an analysis say so.
+    fn extremes(&self, tables: &dyn StoredValues, limit: usize) -> Result<Extremes> {
+        let _ = (tables, limit);
+        bail!("this game has no list of extreme positions (retro extremes lists Sixteen Musashi's)")
+    }
+
     /// The board as a drawing program needs it (JSON: points with coordinates, lines between
     /// them, the notation's rows and columns, the start position), or `None` for games the
     /// web viewer does not draw.
@@ -148,6 +156,45 @@ pub trait Explore: Send + Sync {
         let _ = text;
         bail!("this game has no picture of its positions")
     }
+}
+
+/// The interesting positions of a solved game (`retro extremes`), as its published analyses
+/// list them by hand: record lengths of play, the most pieces with which a side still wins.
+/// Saved beside the tables (`extremes.json`) so that the web viewer lists them without
+/// scanning the tables again.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Extremes {
+    /// What was scanned, e.g. `musashi BOARD25, up to 24 browns`.
+    pub table: String,
+    /// The lists, in the game's order.
+    pub lists: Vec<ExtremeList>,
+}
+
+/// One list of [`Extremes`]: the positions that share one record.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ExtremeList {
+    /// A name for programs, stable across versions (`longest-win-brown-to-move`).
+    pub id: String,
+    /// What the list is, for a person.
+    pub title: String,
+    /// How many positions hold the record (up to symmetry); `positions` holds the first of
+    /// them in table order (all of them when there are few).
+    pub count: u64,
+    /// The positions.
+    pub positions: Vec<Extreme>,
+}
+
+/// One position of an [`ExtremeList`].
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Extreme {
+    /// The position in the game's notation (as `retro probe` takes it).
+    pub position: String,
+    /// Its stored value.
+    pub value: u8,
+    /// The value in words.
+    pub meaning: String,
+    /// What else is worth saying of it (`5 browns`), possibly empty.
+    pub note: String,
 }
 
 /// Splits `text` into exactly its two words, `<position> <side>`, or says what a position

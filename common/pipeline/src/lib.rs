@@ -29,7 +29,9 @@ pub mod steps;
 pub mod storage;
 
 pub use choice::{ChosenOptions, GameChoice, GameOption};
-pub use explore::{Explore, LookupError, Probe, Query, StoredValues};
+pub use explore::{
+    Explore, Extreme, ExtremeList, Extremes, LookupError, Probe, Query, StoredValues,
+};
 pub use game::{
     GameRules, JobGame, OpenGame, ScoreMargin, Solved, Start, StartPosition, WinDrawLoss,
 };

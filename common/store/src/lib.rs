@@ -7,6 +7,7 @@
 //!   that readers verify.
 //! * [`block_cache`]: a bounded cache of decompressed blocks shared by many tables and
 //!   threads (a server's).
+//! * [`checked_json`]: JSON records carrying a checksum of their own body.
 //! * [`manifest`]: the JSON record of an output directory: what was solved and which files,
 //!   sizes and checksums make it up.
 
@@ -14,6 +15,7 @@
 
 pub mod atomic_file;
 pub mod block_cache;
+pub mod checked_json;
 pub mod manifest;
 pub mod table;
 

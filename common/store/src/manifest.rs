@@ -5,7 +5,7 @@
 //! checksum and value histogram. It is rewritten atomically after every finished stage, so it
 //! is also the record a resumed solve starts from. The file carries a checksum of its own body.
 
-use crate::{checksum, write_atomic, StoreError};
+use crate::{checked_json, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -54,45 +54,25 @@ pub struct SliceRecord {
     pub histograms: Vec<BTreeMap<u8, u64>>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Envelope {
-    manifest: Manifest,
-    checksum: String,
-}
-
 impl Manifest {
     /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
     pub fn load(dir: &Path) -> Result<Option<Manifest>, StoreError> {
         let path = dir.join(MANIFEST);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StoreError::io("read", path, e)),
+        let Some(manifest) = checked_json::load::<Manifest>(&path, "manifest", "manifest")? else {
+            return Ok(None);
         };
-        let envelope: Envelope = serde_json::from_slice(&bytes)
-            .map_err(|e| StoreError::damaged(&path, format!("not a retro manifest: {e}")))?;
-        let body = serde_json::to_vec(&envelope.manifest).expect("manifest serialises");
-        if format!("{:016x}", checksum(&body)) != envelope.checksum {
-            return Err(StoreError::damaged(&path, "manifest checksum mismatch"));
-        }
-        if envelope.manifest.format != FORMAT {
+        if manifest.format != FORMAT {
             return Err(StoreError::damaged(
                 &path,
-                format!("unknown format '{}'", envelope.manifest.format),
+                format!("unknown format '{}'", manifest.format),
             ));
         }
-        Ok(Some(envelope.manifest))
+        Ok(Some(manifest))
     }
 
     /// Writes `dir/manifest.json` atomically.
     pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
-        let body = serde_json::to_vec(self).expect("manifest serialises");
-        let envelope = Envelope {
-            manifest: self.clone(),
-            checksum: format!("{:016x}", checksum(&body)),
-        };
-        let text = serde_json::to_string_pretty(&envelope).expect("manifest serialises");
-        write_atomic(&dir.join(MANIFEST), text.as_bytes())
+        checked_json::save(&dir.join(MANIFEST), "manifest", self)
     }
 }
 

@@ -6,6 +6,7 @@
 //! | `GET /api/board?<table>` | the board as the viewer draws it, plus `table` and `example` |
 //! | `GET /api/svg?<position>` | the position as an SVG image |
 //! | `GET /api/tables` | every served directory |
+//! | `GET /api/extremes?<table>` | the table's interesting positions, as `retro extremes` recorded them (404 until it has) |
 //! | `GET /` and its assets | the web viewer |
 //!
 //! A position is `position=<notation>` (any game) or the game's viewer parameters (Sixteen
@@ -33,13 +34,14 @@ pub fn router(served: Arc<Served>) -> Router {
         .route("/api/board", get(board))
         .route("/api/svg", get(svg))
         .route("/api/tables", get(tables))
+        .route("/api/extremes", get(extremes))
         .route("/", get(|| async { assets::page() }))
         .route("/viewer.js", get(|| async { assets::script() }))
         .route("/viewer.css", get(|| async { assets::style() }))
         .fallback(|| async {
             ApiError(
                 StatusCode::NOT_FOUND,
-                "no such page (the API: /api/probe, /api/board, /api/svg, /api/tables)".into(),
+                "no such page (the API: /api/probe, /api/board, /api/svg, /api/tables, /api/extremes)".into(),
             )
         })
         .with_state(served)
@@ -170,4 +172,25 @@ async fn tables(State(served): State<Arc<Served>>) -> Json<serde_json::Value> {
     Json(serde_json::Value::Array(
         served.dirs.iter().map(Directory::summary).collect(),
     ))
+}
+
+/// `GET /api/extremes`: the record `retro extremes` left in the table's directory (read at each
+/// request, so a record made while the server runs is served), or 404 saying how to make it.
+async fn extremes(
+    State(served): State<Arc<Served>>,
+    query: Result<QueryParams<Query>, QueryRejection>,
+) -> Result<Json<retro_pipeline::Extremes>, ApiError> {
+    let query = params(query)?;
+    let dir = served.choose(&query)?;
+    match crate::extremes::load(dir.tables.dir())? {
+        Some(found) => Ok(Json(found)),
+        None => Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no interesting positions recorded for {}: run retro extremes --out {}",
+                dir.name,
+                dir.tables.dir().display()
+            ),
+        )),
+    }
 }

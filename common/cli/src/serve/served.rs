@@ -1,7 +1,7 @@
 //! The directories a server serves, and which one a request addresses.
 
 use crate::tables::Tables;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use retro_pipeline::{Explore, Query};
 use retro_store::BlockCache;
 use std::path::PathBuf;
@@ -68,11 +68,7 @@ impl Served {
         for dir in dirs {
             let tables = Tables::open_shared(dir, &cache)?;
             tables.explorer()?;
-            let name = dir
-                .canonicalize()
-                .ok()
-                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().to_string()))
-                .with_context(|| format!("{}: cannot name this directory", dir.display()))?;
+            let name = tables.dir_name();
             if opened.iter().any(|d| d.name == name) {
                 bail!("two served directories are named {name}: table= could not tell them apart (rename one)");
             }

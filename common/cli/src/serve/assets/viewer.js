@@ -219,9 +219,45 @@ function setMode(mode) {
   show();
 }
 
+/** The table's interesting positions (`retro extremes`), each list folded, a click opens one. */
+async function showExtremes() {
+  const box = $("extremes");
+  box.innerHTML = "";
+  let found;
+  try {
+    found = await getJson("/api/extremes?" + tableParam());
+  } catch (e) {
+    const hint = document.createElement("p");
+    hint.className = "hint";
+    hint.textContent = e.message;
+    box.appendChild(hint);
+    return;
+  }
+  found.lists.forEach((list) => {
+    const details = document.createElement("details");
+    details.dataset.list = list.id;
+    const summary = document.createElement("summary");
+    const shown = list.positions.length;
+    summary.textContent = list.title + ` (${list.count}` + (shown < list.count ? `, ${shown} shown)` : ")");
+    details.appendChild(summary);
+    const ol = document.createElement("ol");
+    list.positions.forEach((p) => {
+      const li = document.createElement("li");
+      li.textContent = `${p.note}: ${p.meaning}`;
+      li.title = p.position;
+      li.dataset.position = p.position;
+      li.onclick = () => play(p.position);
+      ol.appendChild(li);
+    });
+    details.appendChild(ol);
+    box.appendChild(details);
+  });
+}
+
 async function chooseTable(name, position) {
   viewer.table = name;
   $("table").value = name;
+  showExtremes();
   viewer.board = await getJson("/api/board?" + tableParam());
   const start = position || viewer.board.start || viewer.board.example;
   viewer.history = [start];
