@@ -620,6 +620,7 @@ fn the_web_viewer_opens_a_published_link_plays_undoes_and_edits_in_chromium() {
     b.click("details[data-list=\"longest-win-brown-to-move\"] li");
     let longest = b.settled();
     assert_eq!(longest["value"], "38", "{longest}");
+    b.script("window.scrollTo(0, 0); return null");
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer.png");
     b.screenshot(&shot);
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
@@ -694,32 +695,28 @@ fn extremes_list_the_published_records_and_are_served() {
         "{none}"
     );
 
-    // The text lists viewer links in the published viewer's parameters; a damaged record is
-    // reported by name.
-    let text = retro_ok(&["extremes", "--out", s(&solved().0), "--limit", "2"]);
+    // In a copy of the directory: the text lists viewer links in the published viewer's
+    // parameters, and a damaged record is reported by name.
+    let copy = temp_dir("serve-extremes");
+    for entry in std::fs::read_dir(&solved().0).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::hard_link(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    std::fs::remove_file(copy.join("extremes.json")).unwrap();
+    let text = retro_ok(&["extremes", "--out", s(&copy), "--limit", "2"]);
     assert!(text.contains("31 positions, the first 2"), "{text}");
     assert!(
         text.contains("http://127.0.0.1:8080/?size=25&turn=brown&init="),
         "{text}"
     );
-    let copy = temp_dir("serve-extremes");
-    let record = std::fs::read_to_string(solved().0.join("extremes.json")).unwrap();
+    let record = std::fs::read_to_string(copy.join("extremes.json")).unwrap();
     std::fs::write(copy.join("extremes.json"), record.replacen("38", "39", 1)).unwrap();
     let e = served_error_of_damaged_record(&copy);
     assert!(e.contains("extremes.json") && e.contains("checksum"), "{e}");
 }
 
-/// The error of loading the damaged record in `dir` through a server (the record is checked
-/// when it is served).
+/// What a server of `dir` answers when asked for its (damaged) record of extremes.
 fn served_error_of_damaged_record(dir: &Path) -> String {
-    // The damaged record sits beside a copy of the manifest and tables, served.
-    for entry in std::fs::read_dir(&solved().0).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name != "extremes.json" {
-            let _ = std::fs::hard_link(entry.path(), dir.join(&name));
-        }
-    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
         .args(["serve", "--out", s(dir), "--listen", "127.0.0.1:0"])
         .env("RETRO_LOG", "warn")
