@@ -434,6 +434,10 @@ struct ServeArgs {
     /// Memory for decompressed blocks, shared by every directory and request.
     #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = retro_worker::cli::parse_bytes)]
     cache: u64,
+    /// Memory for probe answers kept whole (the same position asked again is answered from
+    /// it); 0 makes every answer afresh.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = retro_worker::cli::parse_bytes)]
+    answers: u64,
 }
 
 #[derive(Args)]
@@ -459,6 +463,10 @@ struct BenchServeArgs {
     /// Memory for decompressed blocks.
     #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = retro_worker::cli::parse_bytes)]
     cache: u64,
+    /// Memory for probe answers kept whole (0: every probe made afresh, which measures the
+    /// probe itself through HTTP).
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = retro_worker::cli::parse_bytes)]
+    answers: u64,
 }
 
 #[derive(Args)]
@@ -724,7 +732,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Extremes(a) => extremes::run(&a.out, a.limit, a.json, &a.viewer),
-        Command::Serve(a) => serve::run(&a.out, &a.listen, a.cache),
+        Command::Serve(a) => serve::run(&a.out, &a.listen, a.cache, a.answers),
         Command::BenchServe(a) => serve::load::run(
             &a.out,
             &serve::load::LoadPlan {
@@ -734,6 +742,7 @@ fn run(cli: Cli) -> Result<()> {
                 seconds: a.seconds,
                 connections: a.connections,
                 cache_bytes: a.cache,
+                answer_bytes: a.answers,
             },
         ),
         Command::Verify(a) => {

@@ -17,6 +17,7 @@
 
 use super::assets;
 use super::served::{Directory, NoSuchTable, Served};
+use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query as QueryParams, State};
 use axum::http::{header, StatusCode};
@@ -108,12 +109,20 @@ fn position<'a>(served: &'a Served, query: &Query) -> Result<(&'a Directory, Str
 }
 
 /// `GET /api/probe`: the game's probe report of the position (JSON text), with the table's
-/// name (`table`) and the viewer parameters of the position (`query`, for links) added.
-pub fn probe_json(served: &Served, query: &Query) -> Result<String, ApiError> {
+/// name (`table`) and the viewer parameters of the position (`query`, for links) added; an
+/// answer made before is sent again from the answers cache.
+pub fn probe_json(served: &Served, query: &Query) -> Result<Bytes, ApiError> {
     let (dir, text) = position(served, query)?;
+    served.answers.get_or_make(dir.number, &text, || {
+        make_probe_json(dir, &text).map(Bytes::from)
+    })
+}
+
+/// The probe answer for `text` of `dir`, made now (what the answers cache keeps).
+pub fn make_probe_json(dir: &Directory, text: &str) -> Result<String, ApiError> {
     let explorer = dir.explorer();
-    let report = explorer.probe_json(&text, &dir.tables)?;
-    let viewer = explorer.query_of_position(&text)?;
+    let report = explorer.probe_json(text, &dir.tables)?;
+    let viewer = explorer.query_of_position(text)?;
     // The report is one JSON object: the two fields go in front of its own.
     let Some(fields) = report.strip_prefix('{') else {
         return Ok(report);
@@ -132,13 +141,21 @@ pub fn probe_json(served: &Served, query: &Query) -> Result<String, ApiError> {
     Ok(body)
 }
 
+/// The directory and position a request names, and the answer made now, without the answers
+/// cache: what a probe itself costs (`retro bench-serve`).
+pub fn probe_json_uncached(served: &Served, query: &Query) -> Result<String, ApiError> {
+    let (dir, text) = position(served, query)?;
+    make_probe_json(dir, &text)
+}
+
 async fn probe(
     State(served): State<Arc<Served>>,
     query: Result<QueryParams<Query>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let query = params(query)?;
-    // A probe reads a few hundred cached values (microseconds); a cold one decompresses
-    // blocks of 16 KiB. Both are short enough to answer on the runtime's own threads.
+    // A probe reads a few hundred cached values (tens of microseconds); a cold one
+    // decompresses blocks of 16 KiB. Both are short enough to answer on the runtime's own
+    // threads.
     let body = probe_json(&served, &query)?;
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }

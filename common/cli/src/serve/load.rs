@@ -10,7 +10,7 @@
 //! decompressed again, though the files stay in the OS page cache), **warm** latency
 //! percentiles and throughput with all connections busy, and peak RSS.
 
-use super::api::{probe_json, router};
+use super::api::{probe_json, probe_json_uncached, router};
 use super::served::Served;
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
@@ -35,6 +35,8 @@ pub struct LoadPlan {
     pub connections: usize,
     /// The block cache's budget.
     pub cache_bytes: u64,
+    /// The answers cache's budget (0: every probe made afresh).
+    pub answer_bytes: u64,
 }
 
 /// Runs the benchmark on `dirs` and prints its figures.
@@ -42,27 +44,29 @@ pub fn run(dirs: &[PathBuf], plan: &LoadPlan) -> Result<()> {
     if plan.connections == 0 || plan.positions == 0 {
         bail!("--connections and --positions must be at least 1");
     }
-    let served = Arc::new(Served::open(dirs, plan.cache_bytes)?);
+    let served = Arc::new(Served::open(dirs, plan.cache_bytes, plan.answer_bytes)?);
     let paths = walk(&served, plan.positions)?;
     let addr = start_server(served.clone())?;
     outln!(
-        "bench-serve: {} positions from {}; server on http://{addr}/, cache {} MiB",
+        "bench-serve: {} positions from {}; server on http://{addr}/, block cache {} MiB, answers cache {} MiB",
         paths.len(),
         served.describe(),
-        plan.cache_bytes >> 20
+        plan.cache_bytes >> 20,
+        plan.answer_bytes >> 20
     );
 
-    // Cold: one connection, the cache emptied before each request.
+    // Cold: one connection, both caches emptied before each request.
     let mut conn = Connection::open(addr)?;
     let mut cold = Vec::new();
     for path in paths.iter().take(plan.cold) {
         served.cache.clear();
+        served.answers.clear();
         let started = Instant::now();
         conn.get_ok(path)?;
         cold.push(started.elapsed());
     }
     if !cold.is_empty() {
-        outln!("cold  (cache emptied before each): {}", summary(&mut cold));
+        outln!("cold  (caches emptied before each): {}", summary(&mut cold));
     }
 
     // Warm the cache with every position once, then load it from every connection.
@@ -123,26 +127,30 @@ pub fn run(dirs: &[PathBuf], plan: &LoadPlan) -> Result<()> {
         );
     }
 
-    // The same probes without HTTP, on one thread: what a probe itself costs.
+    // The same probes without HTTP and without the answers cache, on one thread: what a probe
+    // itself costs.
     let queries: Vec<Query> = paths.iter().map(|p| query_of(p)).collect();
     let started = Instant::now();
     let mut n = 0u64;
     while n < 20_000 && started.elapsed() < Duration::from_secs(3) {
-        probe_json(&served, &queries[n as usize % queries.len()])
+        probe_json_uncached(&served, &queries[n as usize % queries.len()])
             .map_err(|e| anyhow::anyhow!("{}", e.1))?;
         n += 1;
     }
     let per = started.elapsed().as_secs_f64() / n as f64;
     outln!(
-        "in process, no HTTP, one thread: {:.1} µs per probe ({:.0} probes/s)",
+        "in process, no HTTP, answers made afresh, one thread: {:.1} µs per probe ({:.0} probes/s)",
         per * 1e6,
         1.0 / per
     );
     outln!(
-        "cache: {} blocks, {} MiB of {} MiB; peak RSS {} MiB",
+        "block cache: {} blocks, {} MiB of {} MiB; answers cache: {} answers, {} MiB of {} MiB; peak RSS {} MiB",
         served.cache.blocks(),
         served.cache.bytes() >> 20,
         served.cache.capacity() >> 20,
+        served.answers.len(),
+        served.answers.bytes() >> 20,
+        served.answers.capacity() >> 20,
         retro_engine::meter::peak_resident_bytes().unwrap_or(0) >> 20
     );
     Ok(())
@@ -195,7 +203,7 @@ fn walk(served: &Served, per_dir: usize) -> Result<Vec<String>> {
                 ("table".to_string(), dir.name.clone()),
                 ("position".to_string(), current.clone()),
             ]);
-            let report: serde_json::Value = serde_json::from_str(
+            let report: serde_json::Value = serde_json::from_slice(
                 &probe_json(served, &query)
                     .map_err(|e| anyhow::anyhow!("probing {current}: {}", e.1))?,
             )?;

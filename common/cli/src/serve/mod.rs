@@ -7,10 +7,12 @@
 //! directory and request; tables are never loaded whole.
 //!
 //! * [`served`]: the opened directories and how a request picks one.
+//! * [`answers`]: recent probe answers, kept whole.
 //! * [`api`]: the routes and their JSON errors.
 //! * [`assets`]: the web page, embedded in the binary.
 //! * [`load`]: `retro bench-serve`, a bounded loopback load generator.
 
+pub mod answers;
 pub mod api;
 pub mod assets;
 pub mod load;
@@ -27,8 +29,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
 /// Opens `dirs` and serves them on `listen` until the process is stopped. Prints the address
 /// actually bound (port 0 picks a free one) on standard output, so that a caller can read it.
-pub fn run(dirs: &[PathBuf], listen: &str, cache_bytes: u64) -> Result<()> {
-    let served = Arc::new(Served::open(dirs, cache_bytes)?);
+pub fn run(dirs: &[PathBuf], listen: &str, cache_bytes: u64, answer_bytes: u64) -> Result<()> {
+    let served = Arc::new(Served::open(dirs, cache_bytes, answer_bytes)?);
     let runtime = crate::runtime()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)

@@ -1,5 +1,6 @@
 //! The directories a server serves, and which one a request addresses.
 
+use super::answers::Answers;
 use crate::tables::Tables;
 use anyhow::{bail, Result};
 use retro_pipeline::{Explore, Query};
@@ -9,6 +10,8 @@ use std::sync::Arc;
 
 /// One solved directory, opened.
 pub struct Directory {
+    /// Its number among the served directories (keys its kept answers).
+    pub number: usize,
     /// Its name in requests (`table=`): the directory's last path component.
     pub name: String,
     /// Its tables, reading through the shared cache.
@@ -36,8 +39,10 @@ impl Directory {
     }
 }
 
-/// Every served directory, and the cache they share.
+/// Every served directory, and the caches they share.
 pub struct Served {
+    /// Probe answers made recently, kept whole.
+    pub answers: Answers,
     /// In the order given on the command line (the first that answers a query is chosen).
     pub dirs: Vec<Directory>,
     /// The decompressed blocks of every directory.
@@ -58,8 +63,8 @@ impl std::error::Error for NoSuchTable {}
 
 impl Served {
     /// Opens `dirs` (each a solved directory whose game has an explorer) with one cache of
-    /// `cache_bytes` decompressed bytes.
-    pub fn open(dirs: &[PathBuf], cache_bytes: u64) -> Result<Served> {
+    /// `cache_bytes` decompressed bytes and one of `answer_bytes` of probe answers.
+    pub fn open(dirs: &[PathBuf], cache_bytes: u64, answer_bytes: u64) -> Result<Served> {
         if dirs.is_empty() {
             bail!("give at least one solved directory: --out DIR");
         }
@@ -72,9 +77,14 @@ impl Served {
             if opened.iter().any(|d| d.name == name) {
                 bail!("two served directories are named {name}: table= could not tell them apart (rename one)");
             }
-            opened.push(Directory { name, tables });
+            opened.push(Directory {
+                number: opened.len(),
+                name,
+                tables,
+            });
         }
         Ok(Served {
+            answers: Answers::new(answer_bytes),
             dirs: opened,
             cache,
         })
