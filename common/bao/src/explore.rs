@@ -236,6 +236,23 @@ impl Explore for BaoExplorer {
         EXAMPLE
     }
 
+    /// A Bao position has spaces in it: it ends at the side to move (`first` or `second`), the
+    /// first such word of the line.
+    fn split_line<'a>(&self, line: &'a str) -> Result<(String, &'a str)> {
+        let mut at = 0;
+        for word in line.split_whitespace() {
+            let start = at + line[at..].find(word).unwrap_or(0);
+            at = start + word.len();
+            if word == "first" || word == "second" {
+                return Ok((line[..at].trim().to_string(), &line[at..]));
+            }
+        }
+        anyhow::bail!(
+            "no side to move ('first' or 'second') in '{}': a position looks like `{EXAMPLE}`",
+            line.trim()
+        )
+    }
+
     /// `win N`, `loss N` or `draw` for the player to move.
     fn value(&self, text: &str, tables: &dyn StoredValues) -> Result<String> {
         let position = self.parse(text)?;

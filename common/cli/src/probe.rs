@@ -25,7 +25,8 @@ pub fn write_svg(tables: &Tables, text: &str, path: &Path) -> Result<()> {
     Ok(retro_store::write_atomic(path, image.as_bytes())?)
 }
 
-/// Reads lines `<position> <side> [anything]` from `path` (`-`: standard input) and prints
+/// Reads lines `<position> <side> [anything]` from `path` (`-`: standard input; where the
+/// position ends is the game's notation's business: [`retro_pipeline::Explore::split_line`]) and prints
 /// `<position> <side> <value>` for each. Blank lines and `#` comments are skipped; a bad line
 /// is reported on stderr with its number and the batch goes on; the command fails at the end
 /// if any line was bad.
@@ -53,12 +54,9 @@ pub fn probe_file(tables: &Tables, path: &Path) -> Result<()> {
             continue;
         }
         let looked_up = (|| -> Result<String> {
-            let mut parts = text.split_whitespace();
-            let (Some(rows), Some(side)) = (parts.next(), parts.next()) else {
-                bail!("expected '<position> <side>'");
-            };
-            let value = explorer.value(&format!("{rows} {side}"), tables)?;
-            Ok(format!("{rows} {side} {value}"))
+            let (position, _) = explorer.split_line(text)?;
+            let value = explorer.value(&position, tables)?;
+            Ok(format!("{position} {value}"))
         })();
         match looked_up {
             Ok(result) => writeln!(out, "{result}")?,

@@ -24,7 +24,7 @@ use retro_pipeline::GameRules;
 use retro_store::SliceTable;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use support::{assert_same_results, retro_err, retro_ok, s, temp_dir};
+use support::{assert_same_results, retro, retro_err, retro_ok, s, temp_dir};
 
 /// Every board of rows of `n` holes holding `total` stones.
 fn boards(n: usize, total: u32) -> Vec<Board> {
@@ -261,4 +261,30 @@ fn probe_values_every_move_as_the_brute_force_does() {
     assert!(text.contains("first to move wins in 1 ply"), "{text}");
     let e = retro_err(&["probe", "--tables", s(&dir), "2 2 / 2 | 2 2 / 2 2 first"]);
     assert!(e.contains("a Bao position looks like"), "{e}");
+
+    // A file of positions (spaces inside them; anything after the side is ignored): each
+    // value as the brute force gives it, a bad line reported by number and the rest go on.
+    let chosen: Vec<(&Position, &Outcome)> = want.iter().take(30).collect();
+    let mut file = String::from("# Bao positions\n");
+    for (position, _) in &chosen {
+        file.push_str(&format!("{position} expected-anything\n"));
+    }
+    file.push_str("2 2 / 2 2 | 2 2 / 2 2\n");
+    let path = dir.join("positions.txt");
+    std::fs::write(&path, file).unwrap();
+    let out = retro(&["probe", "--tables", s(&dir), "--file", s(&path)]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 32: no side to move"), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), chosen.len(), "{stdout}");
+    for ((position, outcome), line) in chosen.iter().zip(&lines) {
+        let word = match outcome {
+            Outcome::Win { plies } => format!("win{plies}"),
+            Outcome::Loss { plies } => format!("loss{plies}"),
+            Outcome::Draw => "draw".to_string(),
+        };
+        assert_eq!(*line, format!("{position} {word}"));
+    }
 }

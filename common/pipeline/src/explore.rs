@@ -94,6 +94,29 @@ pub trait Explore: Send + Sync {
     /// signed margin.
     fn value(&self, text: &str, tables: &dyn StoredValues) -> Result<String>;
 
+    /// The position at the start of `line`, a line of a positions file (`retro probe
+    /// --file`), and the rest of the line (ignored: an expected value, a comment). Most
+    /// notations are two words, the board and the side to move (this default); notations
+    /// with spaces in them say where theirs ends.
+    fn split_line<'a>(&self, line: &'a str) -> Result<(String, &'a str)> {
+        let line = line.trim_start();
+        let mut ends = line.match_indices(char::is_whitespace).map(|(i, _)| i);
+        let board_end = ends.next();
+        let side_start = board_end.and_then(|b| {
+            line[b..]
+                .find(|c: char| !c.is_whitespace())
+                .map(|at| b + at)
+        });
+        let (Some(board_end), Some(side_start)) = (board_end, side_start) else {
+            bail!("expected '<position> <side>', e.g. {}", self.example());
+        };
+        let end = line[side_start..]
+            .find(char::is_whitespace)
+            .map_or(line.len(), |at| side_start + at);
+        let position = format!("{} {}", &line[..board_end], &line[side_start..end]);
+        Ok((position, &line[end..]))
+    }
+
     /// Everything `retro probe` says of the position `text`.
     fn probe(&self, text: &str, tables: &dyn StoredValues) -> Result<Probe>;
 
@@ -239,6 +262,34 @@ mod tests {
         for bad in ["", "a", "a b c"] {
             let e = position_and_side(bad, "x y").unwrap_err();
             assert!(e.to_string().contains("e.g. x y"), "{e}");
+        }
+    }
+
+    /// An explorer with only the defaults.
+    struct TwoWords;
+
+    impl Explore for TwoWords {
+        fn example(&self) -> &'static str {
+            "rows side"
+        }
+        fn value(&self, _: &str, _: &dyn StoredValues) -> Result<String> {
+            unimplemented!()
+        }
+        fn probe(&self, _: &str, _: &dyn StoredValues) -> Result<Probe> {
+            unimplemented!()
+        }
+    }
+
+    #[test]
+    fn a_line_of_a_positions_file_starts_with_two_words_by_default() {
+        let split = |line| TwoWords.split_line(line).map_err(|e| e.to_string());
+        assert_eq!(split("a,b brown"), Ok(("a,b brown".to_string(), "")));
+        assert_eq!(
+            split("  a,b \tblack 32 # note"),
+            Ok(("a,b black".to_string(), " 32 # note"))
+        );
+        for bad in ["", "a,b", "a,b  "] {
+            assert!(split(bad).unwrap_err().contains("e.g. rows side"), "{bad}");
         }
     }
 }
