@@ -58,9 +58,19 @@ impl Server {
     /// Serves both solved directories (the whole table first) on a free loopback port.
     fn start() -> Server {
         let (full, small) = solved();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
-            .args(["serve", "--out", s(full), "--out", s(small)])
-            .args(["--listen", "127.0.0.1:0", "--cache", "8MiB"])
+        Server::of(&[full, small], &["--cache", "8MiB"])
+    }
+
+    /// Serves `dirs` on a free loopback port, with `extra` flags.
+    fn of(dirs: &[&Path], extra: &[&str]) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_retro"));
+        command.arg("serve");
+        for dir in dirs {
+            command.args(["--out", s(dir)]);
+        }
+        let mut child = command
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
             .env("RETRO_LOG", "warn")
             .stdout(Stdio::piped())
             .spawn()
@@ -717,26 +727,7 @@ fn extremes_list_the_published_records_and_are_served() {
 
 /// What a server of `dir` answers when asked for its (damaged) record of extremes.
 fn served_error_of_damaged_record(dir: &Path) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
-        .args(["serve", "--out", s(dir), "--listen", "127.0.0.1:0"])
-        .env("RETRO_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .rsplit("http://")
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_string();
-    let (status, body) = http(&addr, "GET", "/api/extremes", None);
-    let _ = child.kill();
-    let _ = child.wait();
+    let (status, body) = Server::of(&[dir], &[]).get("/api/extremes");
     assert_eq!(status, 500, "{body}");
     body
 }
