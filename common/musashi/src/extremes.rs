@@ -73,7 +73,7 @@ pub fn extremes(game: &Musashi, tables: &dyn StoredValues, limit: usize) -> Resu
         .map(|_| [Record::new(), Record::new()])
         .collect();
     let mut most_browns = [Record::new(), Record::new()];
-    for k in 0..=game.max_browns() {
+    for (k, counted) in per_count.iter_mut().enumerate() {
         for slice in slices(k) {
             for (s, &side) in sides.iter().enumerate() {
                 let values = tables.section(slice, engine_side(side))?;
@@ -86,7 +86,7 @@ pub fn extremes(game: &Musashi, tables: &dyn StoredValues, limit: usize) -> Resu
                         most_browns[s].offer((0, k), limit, at);
                     } else {
                         longest[s].offer((v, 0), limit, at);
-                        per_count[k][s].offer((v, k), 1, at);
+                        counted[s].offer((v, k), 1, at);
                     }
                 }
             }
