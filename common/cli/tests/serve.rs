@@ -567,7 +567,8 @@ fn base64(text: &str) -> Vec<u8> {
 #[test]
 fn the_web_viewer_opens_a_published_link_plays_undoes_and_edits_in_chromium() {
     let (browser, driver) = chromium();
-    let server = Server::start();
+    let (full, small) = solved();
+    let server = Server::of(&[full, small, trap_solved()], &["--cache", "8MiB"]);
     let b = Browser::start(&browser, &driver);
 
     // A link of the published viewer opens the same position, and the URL keeps its form.
@@ -634,6 +635,36 @@ fn the_web_viewer_opens_a_published_link_plays_undoes_and_edits_in_chromium() {
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer.png");
     b.screenshot(&shot);
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+    println!("screenshot: {}", shot.display());
+
+    // The trap-zone variant: a link with trap= opens its table, the zone is drawn, and the
+    // value is the trap table's.
+    let trapped = "oo...,oo...,X....,o....,..... brown";
+    b.open(&format!(
+        "http://{}/?size=25&turn=brown&init=oo...,oo...,X....,o....,.....&trap=00,04,40,44",
+        server.addr
+    ));
+    let state = b.settled();
+    assert_eq!(state["error"], Value::Null, "{state}");
+    assert_eq!(state["position"], trapped, "{state}");
+    let cli = probe_cli(trap_solved(), trapped);
+    assert_eq!(state["value"], cli["value"].to_string(), "{state}");
+    assert_ne!(
+        cli["value"],
+        probe_cli(small, trapped)["value"],
+        "the base game's value differs"
+    );
+    let marks = b.script("return document.querySelectorAll('#board [data-trap]').length");
+    assert_eq!(marks, 4);
+    assert!(
+        state["search"]
+            .as_str()
+            .unwrap()
+            .contains("trap=00,04,40,44"),
+        "{state}"
+    );
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer-trap.png");
+    b.screenshot(&shot);
     println!("screenshot: {}", shot.display());
 }
 
@@ -730,4 +761,64 @@ fn served_error_of_damaged_record(dir: &Path) -> String {
     let (status, body) = Server::of(&[dir], &[]).get("/api/extremes");
     assert_eq!(status, 500, "{body}");
     body
+}
+
+/// BOARD25's trap-zone variant (the four corners) solved up to 8 browns, once for all tests.
+fn trap_solved() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let trap = temp_dir("serve-trap").join("b25-trap-8");
+        retro_ok(&[
+            "solve",
+            "--game",
+            "musashi25",
+            "--trap-points",
+            "corners",
+            "--max-browns",
+            "8",
+            "--out",
+            s(&trap),
+            "--quiet",
+        ]);
+        trap
+    })
+}
+
+#[test]
+fn the_trap_zone_variant_is_served_beside_the_base_game() {
+    let trap = trap_solved();
+    let server = Server::of(&[&solved().1, trap], &[]);
+    // Black stalemated in the centre: lost in the base game, won off the trap zone.
+    let init = ".....,.ooo.,.oXo.,.ooo.,.....";
+    let (status, base) = server.json(&format!("/api/probe?size=25&turn=black&init={init}"));
+    assert_eq!((status, &base["value"]), (200, &Value::from(1)), "{base}");
+    let zone = "trap=00,04,40,44";
+    let (status, trapped) =
+        server.json(&format!("/api/probe?size=25&{zone}&turn=black&init={init}"));
+    assert_eq!(
+        (status, &trapped["value"]),
+        (200, &Value::from(0)),
+        "{trapped}"
+    );
+    assert_eq!(trapped["table"], "b25-trap-8");
+    assert_eq!(trapped["query"]["trap"], "00,04,40,44");
+
+    // A brown-to-move position: every move's value as `retro probe` gives it on the trap tables.
+    let rows = "o...o,.o.o.,..X..,.o.o.,o...o";
+    let (status, report) =
+        server.json(&format!("/api/probe?size=25&{zone}&turn=brown&init={rows}"));
+    assert_eq!(status, 200, "{report}");
+    let cli = probe_cli(trap, &format!("{rows} brown"));
+    assert_eq!(report["value"], cli["value"]);
+    assert_eq!(report["moves"], cli["moves"]);
+    assert!(!report["moves"].as_array().unwrap().is_empty());
+
+    let (status, svg) = server.get(&format!("/api/svg?size=25&trap=corners&init={rows}"));
+    assert_eq!(status, 200);
+    assert_eq!(svg.matches("data-trap=").count(), 4, "{svg}");
+    let (_, board) = server.json("/api/board?table=b25-trap-8");
+    assert_eq!(board["trap"], serde_json::json!(["00", "04", "40", "44"]));
+    // A zone not served is a 404 naming what is.
+    let (status, error) = server.json(&format!("/api/probe?size=25&trap=22&init={init}"));
+    assert_eq!(status, 404, "{error}");
 }

@@ -25,7 +25,12 @@ pub struct Board {
     pub height: usize,
     /// The standard start position, if the board file gives one (notation, brown to move).
     pub start: Option<String>,
-    /// The symmetry group computed from the geometry.
+    /// The trap zone, if this is the trap-zone variant: the points (a mask) on which a
+    /// stalemated black has lost. Elsewhere a stalemated black wins. `None` is the base game,
+    /// in which black loses when stalemated anywhere.
+    pub trap: Option<u64>,
+    /// The symmetry group computed from the geometry (restricted to the symmetries that keep
+    /// the trap zone, if there is one).
     pub symmetry: Symmetry,
     /// The board file this board was read from (kept so outputs can record the definition).
     pub source: String,
@@ -118,9 +123,95 @@ impl Board {
             width,
             height,
             start,
+            trap: None,
             symmetry,
             source,
         }
+    }
+
+    /// This board with the trap zone `trap` (a mask of its points): the trap-zone variant,
+    /// in which brown wins only by stalemating black on one of those points. Its symmetry
+    /// group keeps only the symmetries that map the zone onto itself.
+    pub fn with_trap(mut self, trap: u64) -> Board {
+        let trap = trap & self.all_points();
+        self.symmetry = Symmetry::preserving(&self.points, &self.edges, Some(trap));
+        self.trap = Some(trap);
+        self
+    }
+
+    /// Whether a stalemated black on `point` has lost: everywhere in the base game, on the
+    /// trap zone's points in the trap-zone variant.
+    #[inline(always)]
+    pub fn traps(&self, point: usize) -> bool {
+        self.trap.is_none_or(|trap| trap >> point & 1 == 1)
+    }
+
+    /// The points of `mask` as the spec writes them, in point order, joined by commas
+    /// (`00,04,40,44`).
+    pub fn point_list(&self, mask: u64) -> String {
+        (0..self.len())
+            .filter(|&p| mask >> p & 1 == 1)
+            .map(|p| self.point_name(p))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Reads a trap zone: point names separated by commas (`00,04,40,44`), or a named set:
+    /// `corners` (the points at the corners of the board's bounding box) or `edge` (every
+    /// point on its outer rows and columns). Unknown or repeated points and an empty zone
+    /// are errors naming the problem.
+    pub fn parse_trap(&self, text: &str) -> Result<u64, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(
+                "no point given: write the trap zone's points as xy,xy,... (e.g. 00,04,40,44) or a named set (corners, edge)".into(),
+            );
+        }
+        let (min_x, max_x) = self.extent(|p| p.0);
+        let (min_y, max_y) = self.extent(|p| p.1);
+        let named = |keep: &dyn Fn(u8, u8) -> bool| -> u64 {
+            self.points
+                .iter()
+                .enumerate()
+                .filter(|(_, &(x, y))| keep(x, y))
+                .fold(0, |mask, (p, _)| mask | 1 << p)
+        };
+        let mask = match text {
+            "corners" => named(&|x, y| (x == min_x || x == max_x) && (y == min_y || y == max_y)),
+            "edge" => named(&|x, y| x == min_x || x == max_x || y == min_y || y == max_y),
+            _ => {
+                let mut mask = 0u64;
+                for name in text.split(',').map(str::trim) {
+                    let p = (0..self.len())
+                        .find(|&p| self.point_name(p) == name)
+                        .ok_or_else(|| {
+                            format!(
+                                "'{name}' is not a point of {} (write points as xy, e.g. 00,04,40,44, or a named set: corners, edge)",
+                                self.name
+                            )
+                        })?;
+                    if mask >> p & 1 == 1 {
+                        return Err(format!("point {name} is listed twice"));
+                    }
+                    mask |= 1 << p;
+                }
+                mask
+            }
+        };
+        if mask == 0 {
+            return Err(format!(
+                "the trap zone '{text}' has no point of {}",
+                self.name
+            ));
+        }
+        Ok(mask)
+    }
+
+    /// The smallest and largest of a coordinate over the points.
+    fn extent(&self, coordinate: impl Fn(&(u8, u8)) -> u8) -> (u8, u8) {
+        let values: Vec<u8> = self.points.iter().map(coordinate).collect();
+        let min = values.iter().copied().min().unwrap_or(0);
+        (min, values.iter().copied().max().unwrap_or(0))
     }
 }
 
@@ -161,6 +252,29 @@ mod tests {
         assert!(b.neighbours[p("52")] >> p("62") & 1 == 0);
         // 62 is the midpoint of 60 and 64 and adjacent to both: black on 62 captures them.
         assert!(b.sandwiches[p("62")].contains(&(1 << p("60") | 1 << p("64"))));
+    }
+
+    #[test]
+    fn trap_zones_are_read_and_keep_only_their_symmetries() {
+        let b = Board::builtin("BOARD25").unwrap();
+        let corners = b.parse_trap("corners").unwrap();
+        assert_eq!(b.point_list(corners), "00,04,40,44");
+        assert_eq!(b.parse_trap("44, 00,40,04").unwrap(), corners);
+        assert_eq!(b.parse_trap("edge").unwrap().count_ones(), 16);
+        assert_eq!(b.clone().with_trap(corners).symmetry.len(), 8);
+        // One corner: only the diagonal reflection through it keeps the zone.
+        assert_eq!(b.clone().with_trap(1).symmetry.len(), 2);
+        let b33 = Board::builtin("BOARD33").unwrap();
+        assert_eq!(
+            b33.point_list(b33.parse_trap("corners").unwrap()),
+            "00,04,60,64"
+        );
+        for bad in ["", "55", "00,00", "00;04", "x"] {
+            assert!(b.parse_trap(bad).is_err(), "{bad:?}");
+        }
+        assert!(b.traps(12));
+        let trapped = b.with_trap(corners);
+        assert!(trapped.traps(0) && !trapped.traps(12));
     }
 
     #[test]

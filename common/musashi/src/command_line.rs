@@ -1,5 +1,6 @@
 //! Sixteen Musashi on the command line: the built-in boards as `--game` values, and its
-//! options (`--board-file`, `--max-browns`) turned into a definition document.
+//! options (`--board-file`, `--max-browns`, `--trap-points`) turned into a definition
+//! document.
 
 use crate::board::Board;
 use crate::game::Musashi;
@@ -37,6 +38,12 @@ pub const OPTIONS: &[GameOption] = &[
         help: "Sixteen Musashi: solve only positions with at most K brown pieces (they do not depend on larger counts)",
         default: None,
     },
+    GameOption {
+        flag: "trap-points",
+        value_name: "POINTS",
+        help: "Sixteen Musashi, trap-zone variant: brown wins only by stalemating black on these points (xy,xy,... e.g. 00,04,40,44, or corners or edge); a stalemate elsewhere is a black win",
+        default: None,
+    },
 ];
 
 /// The definition of the choice `choice` (`musashi25`, ...) with `options`.
@@ -62,6 +69,15 @@ pub fn definition(choice: &str, options: &ChosenOptions) -> Result<serde_json::V
             );
         }
     }
+    let board = match options.get("trap-points") {
+        None => board,
+        Some(text) => {
+            let trap = board
+                .parse_trap(text)
+                .map_err(|e| anyhow::anyhow!("--trap-points {text}: {e}"))?;
+            board.with_trap(trap)
+        }
+    };
     Ok(Musashi::new(board, max_browns).definition())
 }
 

@@ -190,7 +190,12 @@ impl ProbeReport {
         let _ = writeln!(out, "{}", self.position);
         let _ = writeln!(out, "value {}: {}", self.value, self.meaning);
         if self.moves.is_empty() {
-            let _ = writeln!(out, "{} has no legal move.", pos.side.name());
+            let why = if pos.side == Side::Black && !game.board().traps(pos.black) {
+                " outside the trap zone: black wins"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "{} has no legal move{why}.", pos.side.name());
         } else {
             let _ = writeln!(out, "moves (best first):");
             for m in &self.moves {

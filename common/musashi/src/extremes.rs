@@ -100,10 +100,11 @@ pub fn extremes(game: &Musashi, tables: &dyn StoredValues, limit: usize) -> Resu
             game,
             format!("longest-win-{}-to-move", side.name()),
             format!(
-                "Longest brown win with {} to move: value {} ({} plies)",
+                "Longest brown win with {} to move: value {} ({} {})",
                 side.name(),
                 record.value,
-                record.value.saturating_sub(1)
+                record.value.saturating_sub(1),
+                if record.value == 2 { "ply" } else { "plies" }
             ),
             record,
         ));

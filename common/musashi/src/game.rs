@@ -12,7 +12,7 @@
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
-use retro_engine::{Game, Move, Side as EngineSide, SliceId, Stage};
+use retro_engine::{Game, Move, Side as EngineSide, SliceId, Stage, Value};
 use retro_index::{binomial, next_subset, squeeze, unsqueeze, SubsetRanker};
 use std::ops::Range;
 
@@ -256,11 +256,18 @@ impl Game for Musashi {
 }
 
 impl Musashi {
-    /// Every black move from `(slice, key)`: captures lead to earlier stages.
+    /// Every black move from `(slice, key)`: captures lead to earlier stages. In the trap-zone
+    /// variant a black stalemated outside the zone has won: the engine is told so as one move
+    /// with a known result that is not a loss for black ([`Value::DRAW`], which in this
+    /// one-sided game reads as a black win), so that the position never counts as lost.
     #[inline(always)]
     fn black_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
         let (k, black) = self.slice_parts(slice);
         let mut targets = self.board.neighbours[black] & !key;
+        if targets == 0 && !self.board.traps(black) {
+            visit(Move::Known(Value::DRAW));
+            return;
+        }
         while targets != 0 {
             let to = targets.trailing_zeros() as usize;
             targets &= targets - 1;

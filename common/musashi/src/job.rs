@@ -18,13 +18,18 @@ impl GameRules for Musashi {
     const NAME: &'static str = "musashi";
 
     /// `{"board": name, "board_file": text, "max_browns": k}` (the board file's text, so that
-    /// a job never depends on a file outside its directory).
+    /// a job never depends on a file outside its directory), and for the trap-zone variant
+    /// `"trap_points": "00,04,40,44"` (absent for the base game, whose definition is unchanged).
     fn definition(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut definition = serde_json::json!({
             "board": self.board().name,
             "board_file": self.board().source,
             "max_browns": self.max_browns(),
-        })
+        });
+        if let Some(trap) = self.board().trap {
+            definition["trap_points"] = self.board().point_list(trap).into();
+        }
+        definition
     }
 
     fn from_definition(definition: &serde_json::Value) -> Result<Musashi> {
@@ -34,7 +39,16 @@ impl GameRules for Musashi {
         let max_browns = definition["max_browns"]
             .as_u64()
             .context("definition has no brown limit")?;
-        let board = Board::from_text(source).context("definition's board file")?;
+        let mut board = Board::from_text(source).context("definition's board file")?;
+        if let Some(trap) = definition.get("trap_points") {
+            let text = trap
+                .as_str()
+                .context("definition's trap points are not a string")?;
+            let mask = board
+                .parse_trap(text)
+                .map_err(|e| anyhow::anyhow!("definition's trap points: {e}"))?;
+            board = board.with_trap(mask);
+        }
         if max_browns as usize >= board.len() {
             bail!(
                 "brown limit {max_browns} is too large for {} ({} points)",
@@ -46,14 +60,24 @@ impl GameRules for Musashi {
     }
 
     fn describe(&self) -> String {
-        format!("{}, up to {} browns", self.board().name, self.max_browns())
+        match self.board().trap {
+            None => format!("{}, up to {} browns", self.board().name, self.max_browns()),
+            Some(trap) => format!(
+                "{} with the trap zone {}, up to {} browns",
+                self.board().name,
+                self.board().point_list(trap),
+                self.max_browns()
+            ),
+        }
     }
 
     /// A stage reads only stages with fewer browns, and slices do not depend on the brown
     /// limit: the finished stages of a solve of the same board file with a lower limit are
     /// finished stages of this one, byte for byte.
     fn grows_from(&self, old: &serde_json::Value) -> bool {
+        let trap = self.board().trap.map(|t| self.board().point_list(t));
         old["board_file"].as_str() == Some(self.board().source.as_str())
+            && old.get("trap_points").and_then(|t| t.as_str()) == trap.as_deref()
             && old["max_browns"]
                 .as_u64()
                 .is_some_and(|k| k as usize <= self.max_browns())

@@ -43,6 +43,24 @@ pub fn svg(board: &Board, pos: &Position) -> String {
         let _ = writeln!(out, r#"<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"/>"#);
     }
     let _ = writeln!(out, "</g>");
+    if let Some(trap) = board.trap {
+        // The trap zone: a red square behind each of its points.
+        let _ = writeln!(
+            out,
+            r##"<g class="trap" fill="#e7b3a4" stroke="#b03a2e" stroke-width="3">"##
+        );
+        for p in (0..board.len()).filter(|&p| trap >> p & 1 == 1) {
+            let (cx, cy) = centre(board, p);
+            let _ = writeln!(
+                out,
+                r#"<rect data-trap="{}" x="{}" y="{}" width="64" height="64" rx="8"/>"#,
+                board.point_name(p),
+                cx - 32,
+                cy - 32
+            );
+        }
+        let _ = writeln!(out, "</g>");
+    }
     let _ = writeln!(out, r#"<g class="points">"#);
     for p in 0..board.len() {
         let (cx, cy) = centre(board, p);
@@ -70,12 +88,16 @@ pub fn svg(board: &Board, pos: &Position) -> String {
         Side::Brown => "brown to move",
         Side::Black => "black to move",
     };
+    let name = match board.trap {
+        None => board.name.clone(),
+        Some(_) => format!("{} · trap zone", board.name),
+    };
     let _ = writeln!(
         out,
         r##"<text class="caption" x="{}" y="{}" text-anchor="middle" font-family="sans-serif" font-size="22" fill="#333">{} · {caption}</text>"##,
         width / 2,
         height - CAPTION / 2,
-        escape(&board.name)
+        escape(&name)
     );
     out.push_str("</svg>\n");
     out
@@ -104,5 +126,19 @@ mod tests {
         assert_eq!(svg.matches("class=\"point black\"").count(), 1);
         assert!(svg.contains(r#"data-point="22" transform="translate(210,210)""#));
         assert!(svg.contains("brown to move"));
+        assert!(!svg.contains("data-trap"));
+    }
+
+    #[test]
+    fn the_trap_zone_is_marked() {
+        let board = Board::builtin("BOARD25").unwrap();
+        let board = board
+            .clone()
+            .with_trap(board.parse_trap("corners").unwrap());
+        let pos = Position::parse_with_side(&board, board.start.as_deref().unwrap()).unwrap();
+        let svg = svg(&board, &pos);
+        assert_eq!(svg.matches("data-trap=").count(), 4);
+        assert!(svg.contains(r#"data-trap="44""#));
+        assert!(svg.contains("trap zone"));
     }
 }

@@ -40,6 +40,14 @@ const LINEAR_MAPS: [[i32; 4]; 8] = [
 impl Symmetry {
     /// Computes the group of the board given by `points` and `edges`.
     pub fn of(points: &[(u8, u8)], edges: &[(u8, u8)]) -> Symmetry {
+        Symmetry::preserving(points, edges, None)
+    }
+
+    /// The group of the board given by `points` and `edges` restricted to the symmetries
+    /// that map the point set `fixed` (a mask) onto itself, if given: the symmetries of a
+    /// variant whose rules single out those points (a trap zone), under which symmetric
+    /// positions still have equal values.
+    pub fn preserving(points: &[(u8, u8)], edges: &[(u8, u8)], fixed: Option<u64>) -> Symmetry {
         let n = points.len();
         let min_of = |pts: &[(i32, i32)]| {
             (
@@ -74,7 +82,15 @@ impl Symmetry {
                 })
                 .collect();
             mapped.sort_unstable();
-            if mapped == edge_set && !elements.iter().any(|e: &BitPermutation| e.map() == map) {
+            let keeps_fixed = fixed.is_none_or(|mask| {
+                (0..n)
+                    .filter(|&p| mask >> p & 1 == 1)
+                    .all(|p| mask >> map[p] & 1 == 1)
+            });
+            if mapped == edge_set
+                && keeps_fixed
+                && !elements.iter().any(|e: &BitPermutation| e.map() == map)
+            {
                 elements.push(BitPermutation::new(&map));
             }
         }

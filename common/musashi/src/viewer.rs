@@ -13,20 +13,36 @@ use anyhow::{bail, Context, Result};
 use retro_pipeline::Query;
 use serde_json::json;
 
-/// Whether `query` addresses `board`: its `size` is the board's number of points.
+/// Whether `query` addresses `board`: its `size` is the board's number of points, and its
+/// `trap` (absent for the base game) names the board's trap zone.
 pub fn answers(board: &Board, query: &Query) -> bool {
-    query
+    let size = query
         .get("size")
-        .and_then(|s| s.trim().parse::<usize>().ok())
-        == Some(board.len())
+        .and_then(|s| s.trim().parse::<usize>().ok());
+    let trap = match query.get("trap").map(|t| t.trim()) {
+        None | Some("") => None,
+        Some(text) => match board.parse_trap(text) {
+            Ok(mask) => Some(mask),
+            Err(_) => return false,
+        },
+    };
+    size == Some(board.len()) && trap == board.trap
 }
 
 /// The position `"<rows> <side>"` that `query` (`init`, `turn`) describes on `board`, checked.
 pub fn position(board: &Board, query: &Query) -> Result<String> {
     if let Some(size) = query.get("size") {
         if !answers(board, query) {
+            let zone = match board.trap {
+                None => String::new(),
+                Some(trap) => format!(" and the trap zone {}", board.point_list(trap)),
+            };
+            let asked = match query.get("trap") {
+                None => String::new(),
+                Some(trap) => format!("&trap={trap}"),
+            };
             bail!(
-                "size={size} is not this board ({} has {} points)",
+                "size={size}{asked} is not this board ({} has {} points{zone})",
                 board.name,
                 board.len()
             );
@@ -51,18 +67,23 @@ pub fn position(board: &Board, query: &Query) -> Result<String> {
     Ok(pos.notation(board))
 }
 
-/// The viewer parameters of `pos` on `board` (`size`, `turn`, `init`).
+/// The viewer parameters of `pos` on `board` (`size`, `turn`, `init`, and `trap` with the
+/// zone's points in the trap-zone variant, a parameter the published viewer does not have).
 pub fn query(board: &Board, pos: &Position) -> Query {
-    Query::from([
+    let mut query = Query::from([
         ("size".to_string(), board.len().to_string()),
         ("turn".to_string(), pos.side.name().to_string()),
         ("init".to_string(), pos.rows(board)),
-    ])
+    ]);
+    if let Some(trap) = board.trap {
+        query.insert("trap".to_string(), board.point_list(trap));
+    }
+    query
 }
 
 /// The board for a drawing program: its name and size, the notation's columns and rows,
 /// every point (`name` as in moves, `x`, `y`), every line (two point names), the start
-/// position.
+/// position, the trap zone's points (`null` for the base game).
 pub fn board_json(board: &Board) -> serde_json::Value {
     let points: Vec<_> = board
         .points
@@ -84,6 +105,12 @@ pub fn board_json(board: &Board) -> serde_json::Value {
         "points": points,
         "edges": edges,
         "start": board.start,
+        "trap": board.trap.map(|trap| {
+            (0..board.len())
+                .filter(|&p| trap >> p & 1 == 1)
+                .map(|p| board.point_name(p))
+                .collect::<Vec<_>>()
+        }),
         "pieces": {"o": "brown", "X": "black", ".": "empty"},
     })
 }
@@ -112,6 +139,36 @@ mod tests {
         assert_eq!(text, "ooooo..,o...o..,o.X.o..,o...o..,ooooo.. black");
         let pos = Position::parse_with_side(&board, &text).unwrap();
         assert_eq!(super::query(&board, &pos), query);
+    }
+
+    #[test]
+    fn the_trap_zone_is_a_parameter() {
+        let board = Board::builtin("BOARD25").unwrap();
+        let trapped = board
+            .clone()
+            .with_trap(board.parse_trap("corners").unwrap());
+        let init = ("init", "ooooo,o...o,o.X.o,o...o,ooooo");
+        let with = q(&[("size", "25"), ("trap", "00,04,40,44"), init]);
+        let without = q(&[("size", "25"), init]);
+        assert!(answers(&trapped, &with) && !answers(&trapped, &without));
+        assert!(answers(&board, &without) && !answers(&board, &with));
+        assert!(answers(
+            &trapped,
+            &q(&[("size", "25"), ("trap", "corners")])
+        ));
+        assert!(!answers(&trapped, &q(&[("size", "25"), ("trap", "99")])));
+        let pos = Position::parse_with_side(&trapped, &position(&trapped, &with).unwrap()).unwrap();
+        assert_eq!(
+            query(&trapped, &pos),
+            with.into_iter()
+                .chain([("turn".into(), "brown".into())])
+                .collect()
+        );
+        assert_eq!(
+            board_json(&trapped)["trap"],
+            serde_json::json!(["00", "04", "40", "44"])
+        );
+        assert!(board_json(&board)["trap"].is_null());
     }
 
     #[test]

@@ -1,8 +1,12 @@
-//! The kernel against a brute-force solver, on every raw position of small boards.
+//! The kernel against a brute-force solver, on every raw position of small boards, for the
+//! base game and the trap-zone variant.
 //!
 //! The brute force iterates the defining recurrence synchronously over all positions (no
 //! symmetry, no frontiers, no slices): after `t` rounds exactly the positions whose value is at
 //! most `t` are non-zero, with their exact value, so the fixpoint is the true value table.
+//! In the trap-zone variant a black without a move has lost only on a trap point (value 1);
+//! elsewhere it has won (value 0); the brute force reads the zone from the test, not from the
+//! board.
 
 use retro_engine::superstep::solve_stage_by_steps;
 use retro_engine::{
@@ -13,8 +17,9 @@ use retro_musashi::rules::moves;
 use retro_musashi::{Board, Musashi, Position, Side};
 use std::collections::HashMap;
 
-/// Values of every raw position with at most `max_browns` browns, by the definition.
-fn brute_force(board: &Board, max_browns: usize) -> HashMap<Position, u8> {
+/// Values of every raw position with at most `max_browns` browns, by the definition, with the
+/// trap zone `trap` (a mask of points; `None`: the base game, every point traps).
+fn brute_force(board: &Board, max_browns: usize, trap: Option<u64>) -> HashMap<Position, u8> {
     let n = board.len();
     let mut positions = Vec::new();
     for k in 0..=max_browns.min(n - 1) {
@@ -54,7 +59,9 @@ fn brute_force(board: &Board, max_browns: usize) -> HashMap<Position, u8> {
             .zip(&successors)
             .map(|(p, succ)| {
                 let vals = succ.iter().map(|&q| value[q]);
+                let trapped = trap.is_none_or(|t| t >> p.black & 1 == 1);
                 match p.side {
+                    Side::Black if succ.is_empty() && !trapped => 0,
                     Side::Black if vals.clone().any(|v| v == 0) => 0,
                     Side::Black => 1 + vals.max().unwrap_or(0),
                     Side::Brown => vals.filter(|&v| v > 0).min().map_or(0, |m| m + 1),
@@ -83,7 +90,21 @@ impl FinalValues for Finals {
 /// kernel (one slice and one ply at a time, all updates as messages), and compares every raw
 /// position with the brute force.
 fn compare(board: Board, max_browns: usize) {
-    let expected = brute_force(&board, max_browns);
+    let expected = brute_force(&board, max_browns, None);
+    compare_with(board, max_browns, expected);
+}
+
+/// [`compare`] on the trap-zone variant of `board` with the zone `trap`.
+fn compare_trap(board: Board, max_browns: usize, trap: &str) {
+    let mask = board.parse_trap(trap).unwrap();
+    let expected = brute_force(&board, max_browns, Some(mask));
+    // The variant must differ from the base game somewhere, or the test proves nothing.
+    let base = brute_force(&board, max_browns, None);
+    assert!(expected.iter().any(|(p, v)| base[p] != *v), "{trap}");
+    compare_with(board.with_trap(mask), max_browns, expected);
+}
+
+fn compare_with(board: Board, max_browns: usize, expected: HashMap<Position, u8>) {
     let scratch = tempfile::tempdir().unwrap();
     for space in [
         Workspace::in_memory(),
@@ -172,4 +193,25 @@ fn board25_up_to_four_browns() {
 #[test]
 fn board31_up_to_four_browns() {
     compare(Board::builtin("BOARD31").unwrap(), 4);
+}
+
+#[test]
+fn trap_zones_every_position() {
+    let nine = "name: B9\npoints: 00 01 02 10 11 12 20 21 22\n\
+                edges: 00-01 01-02 10-11 11-12 20-21 21-22 00-10 10-20 01-11 11-21 02-12 12-22\n\
+                edges: 00-11 11-22 02-11 11-20\n";
+    // The centre (all 8 symmetries kept), one corner (2 kept), two points on an edge.
+    for trap in ["11", "00", "01,21"] {
+        compare_trap(Board::from_text(nine).unwrap(), 8, trap);
+    }
+    let odd = "name: ODD\npoints: 00 10 20 30 01 11 21 02 12 22 40\n\
+                edges: 00-10 10-20 20-30 30-40 00-01 01-02 10-11 11-12 20-21 21-22 01-11 11-21 02-12 12-22\n\
+                edges: 00-11 11-22 20-11 11-02 00-20\n";
+    compare_trap(Board::from_text(odd).unwrap(), 10, "corners");
+}
+
+#[test]
+fn board25_trap_zones_up_to_four_browns() {
+    compare_trap(Board::builtin("BOARD25").unwrap(), 4, "corners");
+    compare_trap(Board::builtin("BOARD25").unwrap(), 4, "00,22");
 }

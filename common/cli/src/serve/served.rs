@@ -34,6 +34,7 @@ impl Directory {
             "game": self.tables.game().name(),
             "board": board.as_ref().map(|b| b["name"].clone()),
             "size": board.as_ref().map(|b| b["size"].clone()),
+            "trap": board.as_ref().map(|b| b["trap"].clone()),
             "example": self.explorer().example(),
         })
     }
@@ -96,8 +97,21 @@ impl Served {
             .iter()
             .map(|d| {
                 let s = d.summary();
+                let trap = match s["trap"].as_array() {
+                    Some(points) => format!(
+                        " trap zone {}",
+                        points
+                            .iter()
+                            .filter_map(|p| p.as_str())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                    None => String::new(),
+                };
                 match s["board"].as_str() {
-                    Some(board) => format!("{} ({} {board})", d.name, d.tables.game().name()),
+                    Some(board) => {
+                        format!("{} ({} {board}{trap})", d.name, d.tables.game().name())
+                    }
                     None => format!("{} ({})", d.name, d.tables.game().name()),
                 }
             })
@@ -139,7 +153,11 @@ impl Served {
         match (&self.dirs[..], query.get("size")) {
             ([only], None) => Ok(only),
             (_, Some(size)) => Err(NoSuchTable(format!(
-                "no served table for a board of size {size} (served: {})",
+                "no served table for a board of size {size}{} (served: {})",
+                query
+                    .get("trap")
+                    .map(|t| format!(" with the trap zone {t}"))
+                    .unwrap_or_default(),
                 self.describe()
             ))),
             _ => Err(NoSuchTable(format!(

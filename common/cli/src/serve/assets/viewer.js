@@ -289,11 +289,13 @@ async function init() {
     viewer.tables.forEach((t) => {
       const option = document.createElement("option");
       option.value = t.table;
-      option.textContent = t.board ? `${t.table} (${t.board})` : `${t.table} (${t.game})`;
+      const trap = t.trap ? `, trap zone ${t.trap.join(",")}` : "";
+      option.textContent = t.board ? `${t.table} (${t.board}${trap})` : `${t.table} (${t.game})`;
       $("table").appendChild(option);
     });
     // Which table and position the URL asks for: table= and position=, or the published
-    // viewer's size/turn/init (the server picks the table whose board has that size).
+    // viewer's size/turn/init (the server picks the table whose board has that size, and
+    // that trap zone when the link has trap=).
     const q = new URLSearchParams(location.search);
     let table = q.get("table");
     let position = q.get("position");
