@@ -2,10 +2,11 @@
 //!
 //! Workers write result shards into it and read the final tables of earlier stages from it; the
 //! coordinator verifies shards and promotes them into final tables. Keys are relative paths
-//! inside a job directory (`shards/stage07-attempt2/browns07-blackc3.tbl`). Today's
-//! implementation is a directory ([`LocalStorage`]): local disk in embedded mode, a shared
-//! filesystem mounted at the same path on every machine of a cluster. An object store can
-//! implement the same trait (put = upload, promote = copy + delete, open = download to a cache).
+//! inside a job directory (`shards/stage07-attempt2/browns07-blackc3.tbl`). The drivers use a
+//! directory ([`LocalStorage`]): local disk in embedded mode, a shared filesystem mounted at
+//! the same path on every machine of a cluster. `retro-objects` implements the same trait on
+//! an S3-compatible object store (put = upload, promote = copy + delete, open = download to a
+//! bounded cache); the drivers do not choose it yet.
 
 use anyhow::{bail, Context, Result};
 use retro_store::table::file_checksum;
