@@ -10,23 +10,26 @@ use support::*;
 /// A black stalemated in the centre of BOARD25 (every neighbour brown, no capture possible).
 const CENTRE_STALEMATE: &str = ".....,.ooo.,.oXo.,.ooo.,..... black";
 
+/// `retro solve` of BOARD25 up to 8 browns into `out`, with `extra` flags.
+fn solve_args<'a>(out: &'a std::path::Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "solve",
+        "--quiet",
+        "--game",
+        "musashi25",
+        "--max-browns",
+        "8",
+    ];
+    args.extend(extra);
+    args.extend(["--out", s(out)]);
+    args
+}
+
 #[test]
 fn the_trap_zone_is_solved_by_both_drivers_probed_and_verified() {
     let base = temp_dir("trap-zone");
     let (cluster, in_process, plain) = (base.join("cluster"), base.join("in"), base.join("plain"));
-    let solve = |out: &std::path::Path, extra: &[&str]| {
-        let mut args = vec![
-            "solve",
-            "--quiet",
-            "--game",
-            "musashi25",
-            "--max-browns",
-            "8",
-        ];
-        args.extend(extra);
-        args.extend(["--out", s(out)]);
-        retro_ok(&args)
-    };
+    let solve = |out: &std::path::Path, extra: &[&str]| retro_ok(&solve_args(out, extra));
     solve(&cluster, &["--trap-points", "corners"]);
     solve(
         &in_process,
@@ -77,18 +80,8 @@ fn the_trap_zone_is_solved_by_both_drivers_probed_and_verified() {
     );
 
     // A directory holds one variant: the base game, another zone are refused, nothing changes.
-    for extra in [vec![], vec!["--trap-points", "edge"]] {
-        let mut args = vec![
-            "solve",
-            "--quiet",
-            "--game",
-            "musashi25",
-            "--max-browns",
-            "8",
-        ];
-        args.extend(extra);
-        args.extend(["--out", s(&cluster)]);
-        let e = retro_err(&args);
+    for extra in [&[][..], &["--trap-points", "edge"]] {
+        let e = retro_err(&solve_args(&cluster, extra));
         assert!(e.contains("holds a different solve"), "{e}");
     }
     assert_same_results(&in_process, &cluster);
