@@ -117,7 +117,7 @@ pub fn reachable(start: Position, limit: u64, deadline: Option<Instant>) -> Resu
     };
     let mut i = 0;
     while i < graph.positions.len() {
-        if deadline.is_some_and(|d| i % 256 == 0 && Instant::now() >= d) {
+        if deadline.is_some_and(|d| i.is_multiple_of(256) && Instant::now() >= d) {
             return Err(Stopped::Time {
                 positions: graph.positions.len() as u64,
             });
@@ -690,7 +690,7 @@ pub fn returns(
                 continue;
             }
             expanded += 1;
-            let late = expanded % 64 == 0 && deadline.is_some_and(|d| Instant::now() >= d);
+            let late = expanded.is_multiple_of(64) && deadline.is_some_and(|d| Instant::now() >= d);
             if expanded > budget || late {
                 complete = false;
                 break;

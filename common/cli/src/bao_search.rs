@@ -132,7 +132,11 @@ fn longest_text(moves: &[Move], row: Row, stones: u8) -> Result<String> {
     Ok(format!(
         "**{} plies**: {}\n\n  It ends in `{end}`: {} to move has lost ({why}).",
         moves.len(),
-        numbered(moves, row, 1),
+        if moves.is_empty() {
+            "no move".to_string()
+        } else {
+            numbered(moves, row, 1)
+        },
         retro_bao::board::side_name(end.side)
     ))
 }
@@ -145,11 +149,11 @@ fn repetition_text(r: &Repetition, row: Row) -> String {
         format!("After {}", numbered(&r.to, row, 1))
     };
     format!(
-        "{to} ({k} plies) the position is `{}`; it comes back after {} ({c} plies), and from it {} ({m} plies) ends in a loss. So `{}` followed by the cycle `t` times and the ending is a game of {k} + {c}·t + {m} plies ending in a loss for every t = 0, 1, 2, ...: **with no rule against repetition the longest game is unbounded.** With t = 1: {}",
+        "{to} ({k} plies) the position is `{}`; it comes back after {} ({c} plies), and from it {} ({m} plies) ends in a loss. So {}, the cycle t times and the ending make a game of {k} + {c}·t + {m} plies ending in a loss for every t = 0, 1, 2, ...: **with no rule against repetition the longest game is unbounded.** With t = 1: {}",
         r.position,
         numbered(&r.cycle, row, k + 1),
         numbered(&r.to_loss, row, k + c + 1),
-        if r.to.is_empty() { "the start" } else { "the line" },
+        if r.to.is_empty() { "the start" } else { "the line to it" },
         numbered(&r.game(1), row, 1)
     )
 }
@@ -187,9 +191,13 @@ fn return_search(a: &BaoSearchArgs, row: Row, moves: &[Move], deadline: Instant)
             outln!("- {}", repetition_text(&repetition, row));
         }
         None => outln!(
-            "- No line of at most {} plies comes back to its position, from each of the last {} positions of the longest game ({} of them searched in full, the others to {} positions or the time limit; {} positions expanded; {} moves that had not ended after {} sowings not followed; {:.1} s).",
+            "- No line of at most {} plies comes back to its position, from {} ({} of them searched in full, the others to {} positions or the time limit; {} positions expanded; {} moves that had not ended after {} sowings not followed; {:.1} s).",
             a.return_depth,
-            r.roots,
+            if r.roots as usize == roots.len() {
+                format!("each of the {} positions of the longest game but the lost one", r.roots)
+            } else {
+                format!("each of the last {} positions of the longest game", r.roots)
+            },
             r.complete,
             a.return_budget,
             r.expanded,
