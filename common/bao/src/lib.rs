@@ -19,7 +19,9 @@
 //! * [`game`]: a variant on the engine (every position, win/draw/loss, pulled) and [`job`],
 //!   what a solve records of it;
 //! * [`explore`]: positions of a solved variant looked up (`retro probe`);
-//! * [`search`]: breadth-first and random search from the start (endless moves, fullest hole).
+//! * [`search`]: breadth-first and random search from the start (endless moves, fullest hole);
+//! * [`longest`]: the longest repetition-free game that ends in a loss (question 4), exactly on
+//!   small variants, by cooperative random games on the full game.
 
 #![warn(missing_docs)]
 
@@ -29,6 +31,7 @@ pub mod direction;
 pub mod explore;
 pub mod game;
 pub mod job;
+pub mod longest;
 pub mod markers;
 pub mod moves;
 pub mod record;
