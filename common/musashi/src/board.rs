@@ -146,14 +146,17 @@ impl Board {
         self.trap.is_none_or(|trap| trap >> point & 1 == 1)
     }
 
-    /// The points of `mask` as the spec writes them, in point order, joined by commas
-    /// (`00,04,40,44`).
-    pub fn point_list(&self, mask: u64) -> String {
+    /// The names of the points of `mask`, in point order (`["00", "04", "40", "44"]`).
+    pub fn point_names(&self, mask: u64) -> Vec<String> {
         (0..self.len())
             .filter(|&p| mask >> p & 1 == 1)
             .map(|p| self.point_name(p))
-            .collect::<Vec<_>>()
-            .join(",")
+            .collect()
+    }
+
+    /// The points of `mask` as the spec writes them, joined by commas (`00,04,40,44`).
+    pub fn point_list(&self, mask: u64) -> String {
+        self.point_names(mask).join(",")
     }
 
     /// Reads a trap zone: point names separated by commas (`00,04,40,44`), or a named set:

@@ -105,12 +105,7 @@ pub fn board_json(board: &Board) -> serde_json::Value {
         "points": points,
         "edges": edges,
         "start": board.start,
-        "trap": board.trap.map(|trap| {
-            (0..board.len())
-                .filter(|&p| trap >> p & 1 == 1)
-                .map(|p| board.point_name(p))
-                .collect::<Vec<_>>()
-        }),
+        "trap": board.trap.map(|trap| board.point_names(trap)),
         "pieces": {"o": "brown", "X": "black", ".": "empty"},
     })
 }
