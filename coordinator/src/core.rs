@@ -117,6 +117,8 @@ pub struct Core {
     /// What status reports say of each job that needs its game or its slice records
     /// (`status.rs`): kept until a merge changes it.
     described: std::sync::Mutex<HashMap<u64, status::Described>>,
+    /// Opens the storage of each job (its directory, or an object store location).
+    storages: retro_objects::Opener,
 }
 
 impl Core {
@@ -134,6 +136,7 @@ impl Core {
         std::fs::create_dir_all(&config.data)
             .with_context(|| format!("cannot create data directory {}", config.data.display()))?;
         let db = Db::open(&config.data)?;
+        let data = config.data.clone();
         let mut core = Core {
             _lock: lock,
             owner: ownership::this_process(),
@@ -147,6 +150,10 @@ impl Core {
             computed_by: HashMap::new(),
             totals: Totals::default(),
             described: Default::default(),
+            storages: retro_objects::Opener::new(
+                config_data_cache(&data),
+                retro_objects::DEFAULT_CACHE_BYTES,
+            ),
         };
         core.claim_ownership()?;
         for row in core.db.read().jobs()? {
@@ -176,4 +183,10 @@ impl Core {
     pub fn timing(&self) -> (Duration, Duration) {
         (self.config.heartbeat, self.config.lease)
     }
+}
+
+/// Where the coordinator caches objects it downloads from a job's object store (it reads few:
+/// its checks ask for checksums), inside its data directory's scratch space.
+fn config_data_cache(data: &std::path::Path) -> std::path::PathBuf {
+    data.join(retro_pipeline::SCRATCH).join("objects")
 }

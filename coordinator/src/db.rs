@@ -41,6 +41,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_ms  INTEGER NOT NULL,
     finished_ms INTEGER
 );
+CREATE TABLE IF NOT EXISTS job_storage (
+    job_id   INTEGER PRIMARY KEY REFERENCES jobs(id),
+    location TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS tasks (
     job_id        INTEGER NOT NULL REFERENCES jobs(id),
     stage         INTEGER NOT NULL,
@@ -189,6 +193,9 @@ pub struct JobRow {
     pub level: i32,
     /// Job directory, relative to the data directory ("." for an embedded solve).
     pub dir: String,
+    /// Where its tables and shards are: empty for the job directory, else an object store
+    /// location (`s3://bucket/prefix`; the `job_storage` table, added after `jobs`).
+    pub storage: String,
     /// Where the job is in its life.
     pub state: JobState,
     /// Why the job failed, or other operator-facing remarks.
@@ -481,12 +488,20 @@ impl Tx<'_> {
         definition: &serde_json::Value,
         level: i32,
         dir: &str,
+        storage: &str,
     ) -> Result<u64> {
         self.0.execute(
             "INSERT INTO jobs (game, definition, level, dir, state, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![game, definition.to_string(), level, dir, JobState::Running, now_ms()],
         )?;
-        Ok(self.0.last_insert_rowid() as u64)
+        let id = self.0.last_insert_rowid();
+        if !storage.is_empty() {
+            self.0.execute(
+                "INSERT INTO job_storage (job_id, location) VALUES (?1, ?2)",
+                params![id, storage],
+            )?;
+        }
+        Ok(id as u64)
     }
 
     /// Sets a job's directory (decided from its id).
@@ -499,7 +514,8 @@ impl Tx<'_> {
     /// All jobs, oldest first.
     pub fn jobs(&self) -> Result<Vec<JobRow>> {
         let mut stmt = self.0.prepare(
-            "SELECT id, game, definition, level, dir, state, note, created_ms, finished_ms FROM jobs ORDER BY id",
+            "SELECT id, game, definition, level, dir, state, note, created_ms, finished_ms, location
+             FROM jobs LEFT JOIN job_storage ON job_storage.job_id = jobs.id ORDER BY id",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(JobRow {
@@ -513,6 +529,7 @@ impl Tx<'_> {
                 note: r.get(6)?,
                 created_ms: r.get(7)?,
                 finished_ms: r.get(8)?,
+                storage: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

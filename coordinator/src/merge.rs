@@ -13,10 +13,10 @@ use crate::db::TaskRow;
 use crate::task_state::TaskState;
 use anyhow::{Context, Result};
 use retro_engine::SliceId;
-use retro_pipeline::storage::{check_key, Storage};
+use retro_pipeline::storage::check_key;
 use retro_pipeline::{job_dir, COUNTS_FILE};
 use retro_proto as pb;
-use retro_store::table::file_checksum;
+use retro_store::manifest::MANIFEST;
 use retro_store::SliceRecord;
 use std::collections::BTreeMap;
 use tracing::warn;
@@ -58,6 +58,7 @@ pub(crate) fn task_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
         inputs,
         step: None,
         step_inputs: Vec::new(),
+        storage: job.row.storage.clone(),
     }
 }
 
@@ -179,13 +180,7 @@ pub(crate) fn promote(
 
 /// Shard directories of attempts that are not running any more: nobody will report them.
 pub(crate) fn remove_dead_shards(job: &JobRuntime) -> Result<()> {
-    let root = job.dir.join("shards");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let entry = entry.with_context(|| format!("cannot read {}", root.display()))?;
-        let name = entry.file_name().to_string_lossy().to_string();
+    for name in job.storage.children("shards")? {
         let live = job.tasks.iter().any(|t| {
             t.state == TaskState::Running
                 && name == shard_dir(t.stage, t.attempt)["shards/".len()..]
@@ -203,16 +198,16 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
     let mut damaged: BTreeMap<usize, String> = BTreeMap::new();
     let mut present = vec![false; job.game.slice_count()];
     for r in records {
-        let path = job.dir.join(&r.file);
-        match file_checksum(&path) {
-            Ok(sum) if format!("{sum:016x}") == r.checksum => present[r.id as usize] = true,
+        match job.storage.checksum(&r.file) {
+            Ok((sum, _)) if format!("{sum:016x}") == r.checksum => present[r.id as usize] = true,
             Ok(_) => {
-                damaged
-                    .entry(r.stage)
-                    .or_insert(format!("{}: damaged (checksum mismatch)", path.display()));
+                damaged.entry(r.stage).or_insert(format!(
+                    "{}: damaged (checksum mismatch)",
+                    job.storage.describe(&r.file)
+                ));
             }
             Err(e) => {
-                damaged.entry(r.stage).or_insert(format!("{e}"));
+                damaged.entry(r.stage).or_insert(format!("{e:#}"));
             }
         }
     }
@@ -240,14 +235,23 @@ pub(crate) fn damaged_stages(job: &JobRuntime, records: &[SliceRecord]) -> Vec<(
         .collect()
 }
 
-/// The last step of a job: count table, complete manifest, no shards left.
+/// The last step of a job: count table, complete manifest, no shards left. A job whose tables
+/// are in an object store also gets both files there, so that the bucket alone describes the
+/// job; the job directory keeps them too (readers open the tables through its manifest).
 pub(crate) fn finalize(job: &JobRuntime, records: Vec<SliceRecord>) -> Result<()> {
-    let mut manifest = job_dir::fresh_manifest(&*job.game);
+    let mut manifest = job_dir::fresh_manifest(&*job.game, &job.row.storage);
     manifest.slices = records;
     manifest.complete = true;
     let table = job.game.count_table(&manifest)?;
-    job.storage.put(COUNTS_FILE, table.as_bytes())?;
+    retro_store::write_atomic(&job.dir.join(COUNTS_FILE), table.as_bytes())?;
     manifest.save(&job.dir)?;
+    if !job.row.storage.is_empty() {
+        job.storage.put(COUNTS_FILE, table.as_bytes())?;
+        let path = job.dir.join(MANIFEST);
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        job.storage.put(MANIFEST, &bytes)?;
+    }
     for dir in ["shards", "steps"] {
         if let Err(e) = job.storage.remove_prefix(dir) {
             warn!("cannot remove the {dir} directory: {e:#}");

@@ -219,15 +219,10 @@ pub(crate) fn dead_step_dirs(job: &JobRuntime) -> Vec<String> {
         }
     }
     let mut dead = Vec::new();
-    let root = job.dir.join("steps");
-    for stage_dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        let stage_name = stage_dir.file_name().to_string_lossy().to_string();
-        for step in std::fs::read_dir(stage_dir.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let rel = format!("steps/{stage_name}/{}", step.file_name().to_string_lossy());
+    for stage_name in job.storage.children("steps").into_iter().flatten() {
+        let steps = job.storage.children(&format!("steps/{stage_name}"));
+        for step in steps.into_iter().flatten() {
+            let rel = format!("steps/{stage_name}/{step}");
             if !live.contains(&rel) {
                 dead.push(rel);
             }

@@ -31,9 +31,15 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub name: Option<String>,
     /// Directory for scratch files of stages solved out of core (on a local disk) [default:
-    /// the job directory's scratch/].
+    /// the job directory's scratch/, or the temporary directory for a job in an object
+    /// store]. Tables downloaded from an object store are cached in its objects/ [default:
+    /// ~/.cache/retro/objects].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+    /// Disk space for tables downloaded from an object store (jobs submitted with
+    /// --storage s3://...), e.g. 20GiB; the least recently used go first [default: 4 GiB].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes, default_value_t = retro_objects::DEFAULT_CACHE_BYTES, hide_default_value = true)]
+    pub object_cache: u64,
 }
 
 /// Parses sizes like `512MiB`, `12GiB`, `1000000`.
@@ -80,6 +86,7 @@ pub async fn run_cli(args: WorkerArgs, open_game: retro_pipeline::OpenGame) -> R
                 None => None,
             },
             scratch: args.scratch,
+            object_cache: args.object_cache,
             open_game,
         },
         stop,

@@ -18,8 +18,6 @@ pub mod task;
 
 use anyhow::{bail, Context, Result};
 use cache::MemoryCache;
-use retro_pipeline::storage::Storage;
-use retro_pipeline::LocalStorage;
 use retro_proto as pb;
 use retro_proto::worker_api_client::WorkerApiClient;
 use std::collections::HashSet;
@@ -48,8 +46,13 @@ pub struct WorkerOptions {
     /// Connect with TLS, trusting this CA certificate (PEM).
     pub tls_ca: Option<Vec<u8>>,
     /// Directory for the scratch files of out-of-core tasks [default: the job directory's
-    /// `scratch/`]. Put it on a local disk, not on memory-backed tmpfs.
+    /// `scratch/`; for a job in an object store, the system's temporary directory]. Put it on
+    /// a local disk, not on memory-backed tmpfs. Tables downloaded from an object store are
+    /// kept in its `objects/` [default: `retro_objects::default_cache_dir`].
     pub scratch: Option<std::path::PathBuf>,
+    /// Bytes of tables downloaded from an object store kept on local disk (least recently
+    /// used ones go first).
+    pub object_cache: u64,
     /// Opens the game of a task from its name and definition: the registry, given by the
     /// binary (the worker never names a game).
     pub open_game: retro_pipeline::OpenGame,
@@ -105,6 +108,12 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
             .context("cannot start compute threads")?,
     );
     let cache = Arc::new(Mutex::new(MemoryCache::new(options.memory_budget / 4)));
+    let storages = Arc::new(retro_objects::Opener::new(
+        options.scratch.as_ref().map_or_else(retro_objects::default_cache_dir, |s| {
+            s.join("objects")
+        }),
+        options.object_cache,
+    ));
     let mut backoff = Backoff::default();
     'register: loop {
         let reply = loop {
@@ -177,6 +186,7 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
                     waited,
                     &pool,
                     &cache,
+                    &storages,
                     &progress,
                     &abandoned,
                     &mut stop,
@@ -216,6 +226,7 @@ async fn execute(
     waited: Duration,
     pool: &Arc<rayon::ThreadPool>,
     cache: &Arc<Mutex<MemoryCache>>,
+    storages: &Arc<retro_objects::Opener>,
     progress: &Progress,
     abandoned: &Arc<Abandoned>,
     stop: &mut watch::Receiver<bool>,
@@ -237,13 +248,20 @@ async fn execute(
         step: task.step,
     });
     let computed = {
-        let (task, pool, cache, progress) =
-            (task.clone(), pool.clone(), cache.clone(), progress.clone());
+        let (task, pool, cache, progress, storages) = (
+            task.clone(),
+            pool.clone(),
+            cache.clone(),
+            progress.clone(),
+            storages.clone(),
+        );
         let usable = retro_pipeline::stage::task_capacity(options.memory_budget);
         let scratch = options.scratch.clone();
         let open_game = options.open_game;
         tokio::task::spawn_blocking(move || match task.step {
-            Some(_) => task::run_step(&task, open_game, worker_id, &pool, &cache, &progress),
+            Some(_) => task::run_step(
+                &task, open_game, worker_id, &pool, &cache, &storages, &progress,
+            ),
             None => task::run_task(
                 &task,
                 open_game,
@@ -254,6 +272,7 @@ async fn execute(
                 task::TaskRoom {
                     usable,
                     scratch: scratch.as_deref(),
+                    storages: &storages,
                 },
             ),
         })
@@ -291,8 +310,8 @@ async fn execute(
     // into its directory.
     let shard_dir = task.shard_dir.clone();
     let drop_shards = || {
-        let storage = LocalStorage::new(&task.job_dir);
-        if let Err(e) = storage.remove_prefix(&shard_dir) {
+        let storage = storages.open(&task.storage, std::path::Path::new(&task.job_dir));
+        if let Err(e) = storage.and_then(|s| s.remove_prefix(&shard_dir)) {
             warn!("cannot remove refused shards: {e:#}");
         }
     };

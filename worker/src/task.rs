@@ -9,7 +9,7 @@ use retro_pipeline::encode_stage;
 use retro_pipeline::stage::{compute_stage, human_bytes, plan_stage, stage_min_memory, Placement};
 use retro_pipeline::steps::{read_message, read_state, write_message, write_state, WrittenFile};
 use retro_pipeline::storage::Storage;
-use retro_pipeline::{Finals, JobGame, LocalStorage, OpenGame};
+use retro_pipeline::{Finals, JobGame, OpenGame};
 use retro_proto as pb;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -19,12 +19,15 @@ use tracing::info;
 pub type Progress = Arc<Mutex<Option<pb::TaskProgress>>>;
 
 /// Where a task may spread: bytes of memory, and the directory of its scratch files.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct TaskRoom<'a> {
     /// Bytes the task may use (out of core if it does not fit in memory).
     pub usable: u64,
-    /// Directory of scratch files [default: the job directory's `scratch/`].
+    /// Directory of scratch files [default: the job directory's `scratch/`, or for a job in
+    /// an object store the system's temporary directory].
     pub scratch: Option<&'a std::path::Path>,
+    /// Opens the job's storage.
+    pub storages: &'a retro_objects::Opener,
 }
 
 /// Solves `task` in `pool` with at most `usable` bytes (out of core if it does not fit in
@@ -39,7 +42,11 @@ pub fn run_task(
     progress: &Progress,
     room: TaskRoom,
 ) -> Result<pb::CompleteTaskRequest> {
-    let TaskRoom { usable, scratch } = room;
+    let TaskRoom {
+        usable,
+        scratch,
+        storages,
+    } = room;
     let (game, stages) = task_game(task, open_game)?;
     let game = &*game;
     let stage = task.stage as usize;
@@ -52,10 +59,14 @@ pub fn run_task(
         );
     };
     let scratch = scratch.map_or_else(
-        || std::path::Path::new(&task.job_dir).join(retro_pipeline::SCRATCH),
+        || match task.storage.is_empty() {
+            true => std::path::Path::new(&task.job_dir).join(retro_pipeline::SCRATCH),
+            false => std::env::temp_dir().join("retro-scratch"),
+        },
         std::path::Path::to_path_buf,
     );
-    let storage = LocalStorage::new(&task.job_dir);
+    let storage = storage_of(task, storages)?;
+    let storage = &*storage;
     let mut times = pb::TaskTimes::default();
 
     let clock = Instant::now();
@@ -67,7 +78,7 @@ pub fn run_task(
     let (finals, bytes) = load_finals(
         task,
         game,
-        &storage,
+        storage,
         pool,
         cache,
         paged.then_some(scratch.as_path()),
@@ -167,6 +178,14 @@ fn task_game(task: &pb::Task, open_game: OpenGame) -> Result<(Arc<dyn JobGame>, 
 }
 
 /// Where `task` writes the shard of a slice: its shard directory, the table's name.
+/// The storage of `task`'s job: its directory, or the object store it names.
+fn storage_of(
+    task: &pb::Task,
+    storages: &retro_objects::Opener,
+) -> Result<std::sync::Arc<dyn Storage>> {
+    storages.open(&task.storage, std::path::Path::new(&task.job_dir))
+}
+
 fn shard_path(task: &pb::Task, record: &retro_store::SliceRecord) -> String {
     format!("{}/{}", task.shard_dir, record.file)
 }
@@ -185,7 +204,7 @@ fn shard_descriptor(task: &pb::Task, record: &retro_store::SliceRecord) -> pb::S
 fn load_finals(
     task: &pb::Task,
     game: &dyn JobGame,
-    storage: &LocalStorage,
+    storage: &dyn Storage,
     pool: &rayon::ThreadPool,
     cache: &Mutex<MemoryCache>,
     paged: Option<&std::path::Path>,
@@ -249,6 +268,7 @@ pub fn run_step(
     worker_id: u64,
     pool: &rayon::ThreadPool,
     cache: &Mutex<MemoryCache>,
+    storages: &retro_objects::Opener,
     progress: &Progress,
 ) -> Result<pb::CompleteTaskRequest> {
     let step = task.step.context("not a step task")?;
@@ -259,7 +279,8 @@ pub fn run_step(
         bail!("{} has no slot {}", stage.name, step.slot);
     };
     let len = game.state_len(stage, slice)?;
-    let storage = LocalStorage::new(&task.job_dir);
+    let storage = storage_of(task, storages)?;
+    let storage = &*storage;
     let mut times = pb::TaskTimes::default();
     let io_start = DiskIo::now();
     let wall = Instant::now();
@@ -270,7 +291,7 @@ pub fn run_step(
     let input = |kind: &'static str| task.step_inputs.iter().filter(move |f| f.kind == kind);
     let (finals, state, incoming) = match step.ply {
         1 => {
-            let (finals, bytes) = load_finals(task, game, &storage, pool, cache, None)?;
+            let (finals, bytes) = load_finals(task, game, storage, pool, cache, None)?;
             times.bytes_read += bytes;
             (Some(finals), None, Vec::new())
         }
@@ -286,14 +307,14 @@ pub fn run_step(
                 Some(state) => state,
                 None => {
                     times.bytes_read += f.bytes;
-                    read_state(&storage, &f.path, f.bytes, &f.checksum, len).map_err(damaged)?
+                    read_state(storage, &f.path, f.bytes, &f.checksum, len).map_err(damaged)?
                 }
             };
             let incoming = pool.install(|| {
                 input("message")
                     .collect::<Vec<_>>()
                     .par_iter()
-                    .map(|f| read_message(&storage, &f.path, f.bytes, &f.checksum))
+                    .map(|f| read_message(storage, &f.path, f.bytes, &f.checksum))
                     .collect::<Result<Vec<[Vec<u64>; 2]>>>()
             });
             times.bytes_read += input("message").map(|f| f.bytes).sum::<u64>();
@@ -354,7 +375,7 @@ pub fn run_step(
         let clock = Instant::now();
         resolved = out.resolved;
         let label = format!("{} after ply {}", game.slice_name(slice), step.ply);
-        let f = write_state(&storage, &task.shard_dir, &label, &state)?;
+        let f = write_state(storage, &task.shard_dir, &label, &state)?;
         cache
             .lock()
             .expect("cache lock")
@@ -364,7 +385,7 @@ pub fn run_step(
             out.messages
                 .par_iter()
                 .map(|m| {
-                    write_message(&storage, &task.shard_dir, m.ply, m.to, &m.keys)
+                    write_message(storage, &task.shard_dir, m.ply, m.to, &m.keys)
                         .map(|f| step_file(f, "message", m.to, m.ply, m.len() as u64))
                 })
                 .collect::<Result<_>>()

@@ -58,6 +58,7 @@ pub fn bench(
                         lease: Duration::from_secs(10),
                         memory_budget: retro_worker::cli::machine_memory(),
                         split_above,
+                        storage: String::new(),
                     },
                 )?
             } else {

@@ -54,6 +54,7 @@ pub fn count_table_from_tables(tables: &Tables) -> Result<String> {
         stages: stages.len(),
         slices: records,
         complete: true,
+        storage: None,
     };
     manifest.slices.sort_by_key(|r| r.id);
     game.count_table(&manifest)

@@ -41,6 +41,9 @@ pub struct EmbeddedOptions {
     pub memory_budget: u64,
     /// Stages of at least this many positions are solved as one task per slice and ply.
     pub split_above: u64,
+    /// Where the tables go: empty for `out` itself, else an object store location
+    /// (`s3://bucket/prefix`). A resumed solve keeps the one it was started with.
+    pub storage: String,
 }
 
 /// What a worker with `budget` bytes may spend on one task (the rest is its cache).
@@ -74,7 +77,7 @@ pub fn run_observed(
         // A new job directory, or an in-process solve's output to adopt: checked (foreign or
         // other solve refused) before the coordinator puts its database there.
         Some(game) if !has_db => {
-            job_dir::prepare(out, &**game, &[]).inspect_err(|_| lock.remove_if_created())?;
+            job_dir::prepare(out, &**game, &opts.storage, &[]).inspect_err(|_| lock.remove_if_created())?;
         }
         None if !has_db => bail!(
             "{}: no {DATABASE} here, so this is not an interrupted `retro solve` job directory",
@@ -103,12 +106,15 @@ pub fn run_observed(
     };
     let mut core = Core::open_locked(config.clone(), lock)?;
     let (job, game) = match game {
-        Some(game) => (core.ensure_embedded_job(game.clone(), opts.level)?, game),
+        Some(game) => (
+            core.ensure_embedded_job(game.clone(), opts.level, &opts.storage)?,
+            game,
+        ),
         None => {
-            let (game, level) = core.embedded_job()?.with_context(|| {
+            let (game, level, storage) = core.embedded_job()?.with_context(|| {
                 format!("{}: its database holds no `retro solve` job", out.display())
             })?;
-            (core.ensure_embedded_job(game.clone(), level)?, game)
+            (core.ensure_embedded_job(game.clone(), level, &storage)?, game)
         }
     };
     // Workers split the budget; each must fit the largest remaining stage (and its cache).
@@ -155,6 +161,7 @@ pub fn run_observed(
                 tokio::spawn(retro_worker::run(
                     retro_worker::WorkerOptions {
                         scratch: None,
+                        object_cache: retro_objects::DEFAULT_CACHE_BYTES,
                         coordinator: url.clone(),
                         token: token.clone(),
                         name: format!("embedded-{}", i + 1),

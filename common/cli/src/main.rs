@@ -314,6 +314,11 @@ struct SolveArgs {
     /// slice and ply (supersteps), shared by all workers; 0 splits every stage.
     #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE, conflicts_with = "in_process")]
     split_above: u64,
+    /// Keep the tables in an object store, s3://bucket/prefix (credentials and endpoint from
+    /// AWS_* variables); DIR keeps the job's database and manifest, through which the
+    /// readers (probe, serve, verify) find the tables [default: the tables are in DIR].
+    #[arg(long, value_name = "URL", conflicts_with = "in_process")]
+    storage: Option<String>,
 }
 
 #[derive(Args)]
@@ -378,6 +383,11 @@ struct SubmitArgs {
     /// Follow the job with a progress bar until it ends.
     #[arg(long)]
     wait: bool,
+    /// Keep the job's tables in an object store, s3://bucket/prefix (one job per prefix;
+    /// the coordinator and workers take credentials from their AWS_* variables) [default: the
+    /// job's directory, in the coordinator's data directory].
+    #[arg(long, value_name = "URL")]
+    storage: Option<String>,
     #[command(flatten)]
     connection: client::Connection,
 }
@@ -519,6 +529,7 @@ fn run(cli: Cli) -> Result<()> {
                     lease: std::time::Duration::from_millis(a.lease_ms.max(100)),
                     memory_budget: budget,
                     split_above: a.split_above,
+                    storage: retro_objects::check_location(a.storage.as_deref().unwrap_or(""))?,
                 };
                 embedded::run(Some(game), &options)?
             };
@@ -538,6 +549,7 @@ fn run(cli: Cli) -> Result<()> {
                     .memory_budget
                     .unwrap_or_else(retro_worker::cli::machine_memory),
                 split_above: a.split_above,
+                storage: String::new(), // the job's own, from its database
             };
             let summary = embedded::run(None, &options)?;
             print_summary(&summary, &a.dir)
@@ -555,6 +567,9 @@ fn run(cli: Cli) -> Result<()> {
                         game: game.name().into(),
                         definition_json: game.definition().to_string(),
                         zstd_level: a.level,
+                        storage: retro_objects::check_location(
+                            a.storage.as_deref().unwrap_or(""),
+                        )?,
                     })
                     .await
                     .map_err(|s| client::refused("submit", s))?
@@ -672,6 +687,7 @@ fn run(cli: Cli) -> Result<()> {
                             lease: std::time::Duration::from_secs(10),
                             memory_budget,
                             split_above: a.split_above,
+                            storage: String::new(),
                         })
                     }
                 };

@@ -89,11 +89,11 @@ pub fn run_with_bar(
     let out = &opts.out;
     let lock = DirLock::acquire(out)?;
     let mut manifest =
-        job_dir::prepare(out, game, &[]).inspect_err(|_| lock.remove_if_created())?;
+        job_dir::prepare(out, game, "", &[]).inspect_err(|_| lock.remove_if_created())?;
     // The directory is this job's: its log lines go to its log file from here on.
     retro_pipeline::process::log_to_job_file(out)?;
     let stages = game.stages();
-    let done = job_dir::check_finished(out, game, &mut manifest);
+    let done = job_dir::check_finished(&retro_pipeline::LocalStorage::new(out), game, &mut manifest);
     let kept = done.iter().filter(|&&d| d).count();
     if kept > 0 && kept < done.len() {
         bar.suspend(|| {

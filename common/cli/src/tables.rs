@@ -3,7 +3,8 @@
 use anyhow::{bail, Context, Result};
 use retro_engine::{Side, SliceId};
 use retro_pipeline::job_dir::game_of;
-use retro_pipeline::{Explore, JobGame, LookupError, StoredValues};
+use retro_objects::Opener;
+use retro_pipeline::{Explore, JobGame, LookupError, Storage, StoredValues};
 use retro_store::{BlockCache, Manifest, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -15,10 +16,24 @@ pub struct Tables {
     /// The game's explorer (its notation, probe and reports), or why it has none.
     explorer: std::result::Result<Box<dyn Explore>, String>,
     records: Vec<Option<SliceRecord>>,
+    /// Where the table files are: the directory, or the object store its manifest names.
+    storage: Arc<dyn Storage>,
     files: Vec<OnceLock<SliceTable>>,
     /// The bounded block cache shared with other directories (a server's), if any; otherwise
     /// each table keeps its own small one.
     cache: Option<Arc<BlockCache>>,
+}
+
+/// The storages of the tables this process reads: a job in an object store is read through
+/// a bounded cache of downloaded tables (`retro_objects::default_cache_dir`).
+fn readers_storages() -> &'static Opener {
+    static OPENER: OnceLock<Opener> = OnceLock::new();
+    OPENER.get_or_init(|| {
+        Opener::new(
+            retro_objects::default_cache_dir(),
+            retro_objects::DEFAULT_CACHE_BYTES,
+        )
+    })
 }
 
 /// Checks that `dir` is an existing output directory and reads its manifest.
@@ -67,11 +82,15 @@ impl Tables {
             *slot = Some(r.clone());
         }
         let files = (0..game.slice_count()).map(|_| OnceLock::new()).collect();
+        let storage = readers_storages()
+            .open(manifest.storage.as_deref().unwrap_or(""), dir)
+            .with_context(|| format!("{}: manifest", dir.display()))?;
         Ok(Tables {
             dir: dir.to_path_buf(),
             game,
             explorer,
             records,
+            storage,
             files,
             cache,
         })
@@ -123,7 +142,7 @@ impl Tables {
             ))
             .into());
         };
-        let path = self.dir.join(&record.file);
+        let path = self.storage.local_copy(&record.file)?;
         let table = match &self.cache {
             Some(cache) => SliceTable::open_shared(&path, cache)?,
             None => SliceTable::open(&path)?,

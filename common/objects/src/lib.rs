@@ -25,7 +25,9 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod opener;
 mod runtime;
+pub mod test_server;
 pub mod url;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -38,11 +40,11 @@ use object_store::{
 };
 use retro_pipeline::storage::check_key;
 use retro_pipeline::Storage;
-use retro_store::SliceTable;
 use runtime::Waiter;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use opener::{check_location, default_cache_dir, Opener, DEFAULT_CACHE_BYTES};
 pub use url::StorageUrl;
 
 /// The user metadata key holding an object's XXH3 checksum (hexadecimal), as S3 stores it:
@@ -237,14 +239,31 @@ impl Storage for ObjectStorage {
         Ok((sum, bytes.len() as u64))
     }
 
-    fn open_table(&self, key: &str) -> Result<SliceTable> {
+    fn local_copy(&self, key: &str) -> Result<PathBuf> {
         let recorded = self.recorded_checksum(key)?;
         if let Some(path) = self.cache.lookup(key, &recorded)? {
-            return Ok(SliceTable::open(&path)?);
+            return Ok(path);
         }
         let (bytes, sum) = self.download(key)?;
-        let path = self.cache.insert(key, &format!("{sum:016x}"), &bytes)?;
-        Ok(SliceTable::open(&path)?)
+        self.cache.insert(key, &format!("{sum:016x}"), &bytes)
+    }
+
+    fn children(&self, prefix: &str) -> Result<Vec<String>> {
+        let path = self.path(prefix)?;
+        let store = self.store.clone();
+        let listed = self
+            .waiter
+            .wait(async move { store.list_with_delimiter(Some(&path)).await })
+            .with_context(|| format!("cannot list {}", self.describe(prefix)))?;
+        let mut names: Vec<String> = listed
+            .common_prefixes
+            .iter()
+            .chain(listed.objects.iter().map(|o| &o.location))
+            .filter_map(|p| p.filename().map(str::to_string))
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
     }
 
     fn promote(&self, from: &str, to: &str) -> Result<()> {

@@ -13,6 +13,7 @@
 
 use crate::game::{JobGame, OpenGame};
 use crate::stage::histogram;
+use crate::storage::Storage;
 use crate::COUNTS_FILE;
 use anyhow::{bail, Context, Result};
 use retro_engine::{Side, SliceId};
@@ -23,8 +24,9 @@ use retro_store::{SliceRecord, SliceTable, StoreError};
 use std::path::Path;
 use tracing::{info, warn};
 
-/// The manifest of a job that has finished nothing yet.
-pub fn fresh_manifest(game: &dyn JobGame) -> Manifest {
+/// The manifest of a job that has finished nothing yet, whose tables are in `storage` (empty:
+/// the directory of the manifest; otherwise an object store location).
+pub fn fresh_manifest(game: &dyn JobGame, storage: &str) -> Manifest {
     Manifest {
         format: FORMAT.into(),
         game: game.name().into(),
@@ -32,6 +34,7 @@ pub fn fresh_manifest(game: &dyn JobGame) -> Manifest {
         stages: game.stages().len(),
         slices: Vec::new(),
         complete: false,
+        storage: (!storage.is_empty()).then(|| storage.to_string()),
     }
 }
 
@@ -52,15 +55,20 @@ pub fn published_positions(game: &dyn JobGame, records: &[SliceRecord]) -> u64 {
         .sum()
 }
 
-/// Prepares `dir` for solving `game`: creates it, or checks that it holds a solve of the same
-/// definition, or a smaller solve that this one grows (see
-/// [`JobGame::grows_from`]), and removes temporaries a killed writer
+/// Prepares `dir` for solving `game` with its tables in `storage` (empty: in `dir`): creates
+/// it, or checks that it holds a solve of the same definition and storage, or a smaller solve
+/// that this one grows (see [`JobGame::grows_from`]), and removes temporaries a killed writer
 /// left. Returns its manifest.
 ///
 /// `own_files` are names the caller itself keeps in the directory (the coordinator's database):
 /// they do not make a directory without a manifest "foreign".
-pub fn prepare(dir: &Path, game: &dyn JobGame, own_files: &[&str]) -> Result<Manifest> {
-    let fresh = fresh_manifest(game);
+pub fn prepare(
+    dir: &Path,
+    game: &dyn JobGame,
+    storage: &str,
+    own_files: &[&str],
+) -> Result<Manifest> {
+    let fresh = fresh_manifest(game, storage);
     if !dir.exists() {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create output directory {}", dir.display()))?;
@@ -76,11 +84,17 @@ pub fn prepare(dir: &Path, game: &dyn JobGame, own_files: &[&str]) -> Result<Man
         Ok(loaded) => loaded,
         Err(e @ StoreError::Damaged { .. }) => {
             warn!("{e}; rebuilding it from the intact tables");
-            return rebuild_into(dir, game);
+            return rebuild_into(dir, game, storage);
         }
         Err(e) => return Err(e.into()),
     };
     match loaded {
+        Some(m) if m.storage != fresh.storage => bail!(
+            "{}: holds a solve whose tables are in {}, not {}; choose another --out",
+            dir.display(),
+            m.storage.as_deref().unwrap_or("the directory itself"),
+            fresh.storage.as_deref().unwrap_or("the directory itself"),
+        ),
         Some(m) if m.game == fresh.game && m.definition == fresh.definition => {
             remove_stale_temporaries(dir)?;
             Ok(m)
@@ -153,7 +167,7 @@ pub fn prepare(dir: &Path, game: &dyn JobGame, own_files: &[&str]) -> Result<Man
                 "{}: has no manifest but holds tables of this solve; rebuilding the manifest from the intact tables",
                 dir.display()
             );
-            rebuild_into(dir, game)
+            rebuild_into(dir, game, storage)
         }
     }
 }
@@ -178,26 +192,29 @@ pub fn remove_stale_temporaries(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Which stages are finished with intact files. Records of damaged stages are dropped from the
-/// manifest (with a warning naming the file) so that they are recomputed.
-pub fn check_finished(dir: &Path, game: &dyn JobGame, manifest: &mut Manifest) -> Vec<bool> {
+/// Which stages are finished with intact files in `storage`. Records of damaged stages are
+/// dropped from the manifest (with a warning naming the file) so that they are recomputed.
+pub fn check_finished(
+    storage: &dyn Storage,
+    game: &dyn JobGame,
+    manifest: &mut Manifest,
+) -> Vec<bool> {
     let stages = game.stages();
     let mut intact = vec![true; stages.len()];
     let mut present = vec![false; game.slice_count()];
     for r in &manifest.slices {
-        let path = dir.join(&r.file);
-        let ok = match file_checksum(&path) {
-            Ok(sum) if format!("{sum:016x}") == r.checksum => true,
+        let ok = match storage.checksum(&r.file) {
+            Ok((sum, _)) if format!("{sum:016x}") == r.checksum => true,
             Ok(_) => {
                 warn!(
                     "{}: damaged (checksum mismatch); recomputing {}",
-                    path.display(),
+                    storage.describe(&r.file),
                     r.name
                 );
                 false
             }
             Err(e) => {
-                warn!("{e}; recomputing {}", r.name);
+                warn!("{e:#}; recomputing {}", r.name);
                 false
             }
         };
@@ -248,9 +265,9 @@ pub fn summarise(definition: &serde_json::Value) -> String {
 
 /// Rebuilds the manifest of `dir` for `game` from its intact tables, saves it, and removes the
 /// count table (rewritten when the solve finishes).
-fn rebuild_into(dir: &Path, game: &dyn JobGame) -> Result<Manifest> {
+fn rebuild_into(dir: &Path, game: &dyn JobGame, storage: &str) -> Result<Manifest> {
     remove_stale_temporaries(dir)?;
-    let manifest = rebuild_manifest(dir, game);
+    let manifest = rebuild_manifest(dir, game, storage);
     info!(
         "{}: manifest rebuilt with {} intact tables",
         dir.display(),
@@ -268,9 +285,14 @@ fn rebuild_into(dir: &Path, game: &dyn JobGame) -> Result<Manifest> {
 /// The manifest `game`'s tables in `dir` make up: a record for every table that is intact (its
 /// index and every block pass their checksums, it names its slice and has its length), the
 /// records in slice order as a solve writes them. A missing or damaged table is left out with
-/// a warning naming it (its stage is solved again); `complete` is left false.
-pub fn rebuild_manifest(dir: &Path, game: &dyn JobGame) -> Manifest {
-    let mut manifest = fresh_manifest(game);
+/// a warning naming it (its stage is solved again); `complete` is left false. Only tables in
+/// the directory are found: a job whose tables are in an object store (`storage`) is rebuilt
+/// from its coordinator's database instead, and this finds none.
+pub fn rebuild_manifest(dir: &Path, game: &dyn JobGame, storage: &str) -> Manifest {
+    let mut manifest = fresh_manifest(game, storage);
+    if !storage.is_empty() {
+        return manifest;
+    }
     for (stage, s) in game.stages().iter().enumerate() {
         for &slice in &s.slices {
             let path = dir.join(game.table_file_name(slice));

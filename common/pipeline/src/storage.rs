@@ -6,7 +6,8 @@
 //! directory ([`LocalStorage`]): local disk in embedded mode, a shared filesystem mounted at
 //! the same path on every machine of a cluster. `retro-objects` implements the same trait on
 //! an S3-compatible object store (put = upload, promote = copy + delete, open = download to a
-//! bounded cache); the drivers do not choose it yet.
+//! bounded cache); a job stored there names its location (`s3://bucket/prefix`) in the job's
+//! record and in its manifest, and every process opens it with `retro_objects::Opener`.
 
 use anyhow::{bail, Context, Result};
 use retro_store::table::file_checksum;
@@ -19,8 +20,17 @@ pub trait Storage: Send + Sync {
     fn put(&self, key: &str, bytes: &[u8]) -> Result<()>;
     /// XXH3 checksum and size of the object at `key` (read in full).
     fn checksum(&self, key: &str) -> Result<(u64, u64)>;
-    /// Opens the slice table at `key` for reading.
-    fn open_table(&self, key: &str) -> Result<SliceTable>;
+    /// A local file holding the object at `key`, checked against its checksum where the
+    /// storage keeps one: the file itself in a directory, a cached download in a bucket.
+    /// Tables are memory-mapped, so they are read through such a file.
+    fn local_copy(&self, key: &str) -> Result<PathBuf>;
+    /// Opens the slice table at `key` for reading (through [`Storage::local_copy`]).
+    fn open_table(&self, key: &str) -> Result<SliceTable> {
+        Ok(SliceTable::open(&self.local_copy(key)?)?)
+    }
+    /// Names of the entries directly inside the directory `prefix` (`shards` lists the
+    /// attempts' shard directories); empty if there is none.
+    fn children(&self, prefix: &str) -> Result<Vec<String>>;
     /// Moves the object at `from` to `to`, replacing `to` atomically.
     fn promote(&self, from: &str, to: &str) -> Result<()>;
     /// Removes every object whose key starts with the directory `prefix`.
@@ -74,8 +84,24 @@ impl Storage for LocalStorage {
         Ok((file_checksum(&path)?, len))
     }
 
-    fn open_table(&self, key: &str) -> Result<SliceTable> {
-        Ok(SliceTable::open(&self.path(key)?)?)
+    fn local_copy(&self, key: &str) -> Result<PathBuf> {
+        self.path(key)
+    }
+
+    fn children(&self, prefix: &str) -> Result<Vec<String>> {
+        let path = self.path(prefix)?;
+        let entries = match std::fs::read_dir(&path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot read {}", path.display()))?;
+            names.push(entry.file_name().to_string_lossy().to_string());
+        }
+        names.sort();
+        Ok(names)
     }
 
     fn promote(&self, from: &str, to: &str) -> Result<()> {
@@ -122,6 +148,8 @@ mod tests {
         s.put("shards/a/x.bin", b"hello").unwrap();
         let (sum, len) = s.checksum("shards/a/x.bin").unwrap();
         assert_eq!((sum, len), (retro_store::checksum(b"hello"), 5));
+        assert_eq!(s.children("shards").unwrap(), ["a"]);
+        assert!(s.children("nothing").unwrap().is_empty());
         s.promote("shards/a/x.bin", "x.bin").unwrap();
         assert_eq!(std::fs::read(root.join("x.bin")).unwrap(), b"hello");
         s.remove_prefix("shards").unwrap();

@@ -31,6 +31,11 @@ pub struct Manifest {
     pub slices: Vec<SliceRecord>,
     /// Whether every stage is finished.
     pub complete: bool,
+    /// Where the tables are when not in the directory beside the manifest: an object store
+    /// location (`s3://bucket/prefix`). Absent for the usual job directory, whose manifests
+    /// are unchanged by the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
 }
 
 /// One finished slice.
@@ -92,6 +97,7 @@ mod tests {
             stages: 2,
             slices: vec![],
             complete: false,
+            storage: None,
         };
         m.save(&dir).unwrap();
         assert_eq!(Manifest::load(&dir).unwrap().unwrap(), m);

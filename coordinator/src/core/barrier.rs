@@ -16,7 +16,6 @@ use crate::steps::{self, Next};
 use crate::task_state::TaskState;
 use anyhow::Result;
 use retro_pipeline::steps::stage_steps_dir;
-use retro_pipeline::storage::Storage;
 use tracing::{info, warn};
 
 impl Core {

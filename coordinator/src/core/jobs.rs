@@ -38,9 +38,25 @@ impl Core {
     /// directory itself. Created (adopting intact tables already there) if missing; resumed if
     /// it was interrupted, cancelled or failed; a smaller solve of the same game is grown (see
     /// [`JobGame::grows_from`]). Fails if the directory holds another solve.
-    pub fn ensure_embedded_job(&mut self, game: Arc<dyn JobGame>, level: i32) -> Result<u64> {
+    ///
+    /// `storage` is where the tables go (empty: the directory; else an object store location);
+    /// a job keeps the storage it was created with.
+    pub fn ensure_embedded_job(
+        &mut self,
+        game: Arc<dyn JobGame>,
+        level: i32,
+        storage: &str,
+    ) -> Result<u64> {
         let rows = self.db.read().jobs()?;
         if let Some(row) = rows.iter().find(|r| r.dir == ".") {
+            if row.storage != storage {
+                anyhow::bail!(
+                    "{}: holds a solve whose tables are in {}, not {}; choose another --out",
+                    self.config.data.display(),
+                    or_directory(&row.storage),
+                    or_directory(storage)
+                );
+            }
             let wanted = game.definition();
             let same_game = row.game == game.name();
             if same_game && row.definition != wanted && game.grows_from(&row.definition) {
@@ -64,7 +80,7 @@ impl Core {
                     job = old,
                     "growing the embedded solve: finished stages are adopted"
                 );
-                return self.create_job(game, level, Some("."));
+                return self.create_job(game, level, Some("."), storage);
             }
             if !same_game || row.definition != wanted {
                 anyhow::bail!(
@@ -97,31 +113,34 @@ impl Core {
             }
             return Ok(id);
         }
-        self.create_job(game, level, Some("."))
+        self.create_job(game, level, Some("."), storage)
     }
 
-    /// The game and zstd level of the embedded solve's job, if the database has one.
-    pub fn embedded_job(&self) -> Result<Option<(Arc<dyn JobGame>, i32)>> {
+    /// The game, zstd level and storage location of the embedded solve's job, if the database
+    /// has one.
+    pub fn embedded_job(&self) -> Result<Option<(Arc<dyn JobGame>, i32, String)>> {
         let rows = self.db.read().jobs()?;
         let Some(row) = rows.into_iter().find(|r| r.dir == ".") else {
             return Ok(None);
         };
         let game = (self.config.open_game)(&row.game, &row.definition)
             .with_context(|| format!("job {}", row.id))?;
-        Ok(Some((game, row.level)))
+        Ok(Some((game, row.level, row.storage)))
     }
 
     /// Plans a new job: creates its directory (or adopts the intact tables of an earlier solve
-    /// of the same definition in it) and its tasks, one per stage.
+    /// of the same definition in it) and its tasks, one per stage. Its tables go to `storage`
+    /// (empty: the directory; else an object store location, checked by the caller).
     pub fn create_job(
         &mut self,
         game: Arc<dyn JobGame>,
         level: i32,
         dir: Option<&str>,
+        storage: &str,
     ) -> Result<u64> {
         let def = game.definition();
         let id = self.db.transaction(|tx| {
-            let id = tx.insert_job(game.name(), &def, level, dir.unwrap_or(""))?;
+            let id = tx.insert_job(game.name(), &def, level, dir.unwrap_or(""), storage)?;
             if dir.is_none() {
                 tx.set_job_dir(id, &format!("jobs/{id:06}"))?;
             }
@@ -130,8 +149,9 @@ impl Core {
         let row = self.db.read().job(id)?.expect("just inserted");
         let job_path = self.config.data.join(&row.dir);
         let planned = (|| {
-            let mut manifest = job_dir::prepare(&job_path, &*game, &DATABASE_FILES)?;
-            let intact = job_dir::check_finished(&job_path, &*game, &mut manifest);
+            let mut manifest = job_dir::prepare(&job_path, &*game, storage, &DATABASE_FILES)?;
+            let tables = self.storages.open(storage, &job_path)?;
+            let intact = job_dir::check_finished(&*tables, &*game, &mut manifest);
             let stages = game.stages();
             self.db.transaction(|tx| {
                 for (i, stage) in stages.iter().enumerate() {
@@ -219,7 +239,7 @@ impl Core {
     /// Rewrites the job's manifest from the database.
     pub(super) fn write_manifest(&self, id: u64) -> Result<()> {
         let job = &self.jobs[&id];
-        let mut manifest = job_dir::fresh_manifest(&*job.game);
+        let mut manifest = job_dir::fresh_manifest(&*job.game, &job.row.storage);
         manifest.slices = self.records(id)?;
         manifest.complete = job.tasks.iter().all(|t| t.state == TaskState::Done);
         manifest.save(&job.dir)?;
@@ -244,7 +264,7 @@ impl Core {
         }
         let game = (self.config.open_game)(&row.game, &row.definition)
             .with_context(|| format!("job {}", row.id))?;
-        let mut manifest = job_dir::fresh_manifest(&*game);
+        let mut manifest = job_dir::fresh_manifest(&*game, &row.storage);
         manifest.slices = self.records(row.id)?;
         manifest.complete = self
             .db
@@ -296,5 +316,14 @@ impl Core {
             .set_state(JobState::Done);
         info!(job = id, "job done");
         Ok(())
+    }
+}
+
+/// A storage location in messages: the object store's, or the job directory.
+fn or_directory(storage: &str) -> &str {
+    if storage.is_empty() {
+        "the directory itself"
+    } else {
+        storage
     }
 }

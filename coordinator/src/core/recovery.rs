@@ -16,8 +16,7 @@ use crate::steps;
 use crate::task_state::TaskState;
 use anyhow::{Context, Result};
 use retro_pipeline::stage::stage_min_memory;
-use retro_pipeline::storage::Storage;
-use retro_pipeline::{job_dir, JobGame, LocalStorage};
+use retro_pipeline::{job_dir, JobGame};
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::{info, info_span, warn};
@@ -53,7 +52,7 @@ impl Core {
         let mut job = JobRuntime {
             memory,
             stages: game.stages(),
-            storage: LocalStorage::new(&dir),
+            storage: self.storages.open(&row.storage, &dir)?,
             dir,
             tasks,
             steps,

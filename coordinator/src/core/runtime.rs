@@ -13,7 +13,7 @@ use crate::db::{JobRow, StepFileRow, TaskRow};
 use crate::job_state::JobState;
 use crate::task_state::TaskState;
 use retro_engine::Stage;
-use retro_pipeline::{JobGame, LocalStorage};
+use retro_pipeline::{JobGame, Storage};
 use retro_proto as pb;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -39,8 +39,9 @@ pub(crate) struct JobRuntime {
     pub stages: Vec<Stage>,
     /// Absolute job directory.
     pub dir: PathBuf,
-    /// The job directory as storage (shards, tables, step files).
-    pub storage: LocalStorage,
+    /// Where the job's shards, tables and step files are: its directory, or the object store
+    /// location of its row (`row.storage`).
+    pub storage: std::sync::Arc<dyn Storage>,
     /// The task of every stage, by stage index.
     pub tasks: Vec<TaskRow>,
     /// The step tasks of split stages, by (stage, slot, ply).

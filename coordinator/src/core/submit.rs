@@ -5,6 +5,7 @@
 //! message for the person who sent it; only a valid request reaches [`Core::create_job`].
 
 use super::{Core, Refusal};
+use crate::job_state::JobState;
 use retro_proto as pb;
 
 impl Core {
@@ -22,7 +23,19 @@ impl Core {
                 req.zstd_level
             )));
         }
-        let id = self.create_job(game, req.zstd_level, None)?;
+        let storage = retro_objects::check_location(&req.storage)
+            .map_err(|e| Refusal::InvalidArgument(format!("storage: {e:#}")))?;
+        if let Some(other) = self
+            .jobs
+            .values()
+            .find(|j| !storage.is_empty() && j.row.storage == storage && j.row.state == JobState::Running)
+        {
+            return Err(Refusal::FailedPrecondition(format!(
+                "{storage} holds the tables of job {}, still running; choose another prefix",
+                other.row.id
+            )));
+        }
+        let id = self.create_job(game, req.zstd_level, None, &storage)?;
         Ok((id, self.jobs[&id].row.dir.clone()))
     }
 }
