@@ -36,6 +36,7 @@ mod status;
 mod submit;
 mod workers;
 
+pub use jobs::EmbeddedJob;
 pub use refusal::Refusal;
 pub(crate) use runtime::{JobRuntime, TaskKey};
 

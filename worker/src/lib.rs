@@ -109,9 +109,10 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
     );
     let cache = Arc::new(Mutex::new(MemoryCache::new(options.memory_budget / 4)));
     let storages = Arc::new(retro_objects::Opener::new(
-        options.scratch.as_ref().map_or_else(retro_objects::default_cache_dir, |s| {
-            s.join("objects")
-        }),
+        options
+            .scratch
+            .as_ref()
+            .map_or_else(retro_objects::default_cache_dir, |s| s.join("objects")),
         options.object_cache,
     ));
     let mut backoff = Backoff::default();

@@ -77,7 +77,8 @@ pub fn run_observed(
         // A new job directory, or an in-process solve's output to adopt: checked (foreign or
         // other solve refused) before the coordinator puts its database there.
         Some(game) if !has_db => {
-            job_dir::prepare(out, &**game, &opts.storage, &[]).inspect_err(|_| lock.remove_if_created())?;
+            job_dir::prepare(out, &**game, &opts.storage, &[])
+                .inspect_err(|_| lock.remove_if_created())?;
         }
         None if !has_db => bail!(
             "{}: no {DATABASE} here, so this is not an interrupted `retro solve` job directory",
@@ -111,10 +112,11 @@ pub fn run_observed(
             game,
         ),
         None => {
-            let (game, level, storage) = core.embedded_job()?.with_context(|| {
+            let job = core.embedded_job()?.with_context(|| {
                 format!("{}: its database holds no `retro solve` job", out.display())
             })?;
-            (core.ensure_embedded_job(game.clone(), level, &storage)?, game)
+            let id = core.ensure_embedded_job(job.game.clone(), job.level, &job.storage)?;
+            (id, job.game)
         }
     };
     // Workers split the budget; each must fit the largest remaining stage (and its cache).

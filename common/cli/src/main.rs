@@ -561,21 +561,24 @@ fn run(cli: Cli) -> Result<()> {
         Command::Submit(a) => {
             let game = a.target.game()?;
             runtime()?.block_on(async {
+                let storage = retro_objects::check_location(a.storage.as_deref().unwrap_or(""))?;
                 let mut c = a.connection.connect().await?;
                 let reply = c
                     .submit(retro_proto::SubmitRequest {
                         game: game.name().into(),
                         definition_json: game.definition().to_string(),
                         zstd_level: a.level,
-                        storage: retro_objects::check_location(
-                            a.storage.as_deref().unwrap_or(""),
-                        )?,
+                        storage: storage.clone(),
                     })
                     .await
                     .map_err(|s| client::refused("submit", s))?
                     .into_inner();
+                let tables = match storage.is_empty() {
+                    true => String::new(),
+                    false => format!("; its tables: {storage}"),
+                };
                 outln!(
-                    "job {} submitted; its directory: {} (in the coordinator's data directory)",
+                    "job {} submitted; its directory: {} (in the coordinator's data directory){tables}",
                     reply.job_id,
                     reply.job_dir
                 );

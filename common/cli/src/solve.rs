@@ -93,7 +93,8 @@ pub fn run_with_bar(
     // The directory is this job's: its log lines go to its log file from here on.
     retro_pipeline::process::log_to_job_file(out)?;
     let stages = game.stages();
-    let done = job_dir::check_finished(&retro_pipeline::LocalStorage::new(out), game, &mut manifest);
+    let done =
+        job_dir::check_finished(&retro_pipeline::LocalStorage::new(out), game, &mut manifest);
     let kept = done.iter().filter(|&&d| d).count();
     if kept > 0 && kept < done.len() {
         bar.suspend(|| {

@@ -2,8 +2,8 @@
 
 use anyhow::{bail, Context, Result};
 use retro_engine::{Side, SliceId};
-use retro_pipeline::job_dir::game_of;
 use retro_objects::Opener;
+use retro_pipeline::job_dir::game_of;
 use retro_pipeline::{Explore, JobGame, LookupError, Storage, StoredValues};
 use retro_store::{BlockCache, Manifest, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};

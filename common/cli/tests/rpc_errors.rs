@@ -79,6 +79,7 @@ fn compute(task: &pb::Task, worker: u64) -> pb::CompleteTaskRequest {
         retro_worker::task::TaskRoom {
             usable: u64::MAX,
             scratch: None,
+            storages: &retro_objects::Opener::new(std::env::temp_dir(), 1 << 20),
         },
     )
     .unwrap()
@@ -146,13 +147,36 @@ fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
             game: "chess".into(),
             definition_json: "{}".into(),
             zstd_level: 3,
+            ..Default::default()
         };
         assert_eq!(code(jobs.submit(bad_submit).await), Code::InvalidArgument);
+        let board = retro_musashi::Board::builtin("BOARD25").unwrap();
+        for location in ["/data/jobs", "s3://A/x", "s3://bucket/../x"] {
+            let bad_storage = pb::SubmitRequest {
+                game: "musashi".into(),
+                definition_json: serde_json::json!({
+                    "board": board.name,
+                    "board_file": board.source,
+                    "max_browns": 2,
+                })
+                .to_string(),
+                zstd_level: 3,
+                storage: location.into(),
+            };
+            let refused = jobs.submit(bad_storage).await.unwrap_err();
+            assert_eq!(refused.code(), Code::InvalidArgument, "{location}");
+            assert!(
+                refused.message().starts_with("storage: "),
+                "{}",
+                refused.message()
+            );
+        }
         for definition_json in ["not json", r#"{"board_file": "nonsense", "max_browns": 4}"#] {
             let bad_definition = pb::SubmitRequest {
                 game: "musashi".into(),
                 definition_json: definition_json.into(),
                 zstd_level: 3,
+                ..Default::default()
             };
             assert_eq!(
                 code(jobs.submit(bad_definition).await),
@@ -172,6 +196,7 @@ fn bad_and_stale_requests_get_typed_errors_and_lose_nothing() {
                 })
                 .to_string(),
                 zstd_level: 3,
+                ..Default::default()
             })
             .await
             .unwrap()

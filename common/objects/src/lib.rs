@@ -249,7 +249,10 @@ impl Storage for ObjectStorage {
     }
 
     fn children(&self, prefix: &str) -> Result<Vec<String>> {
-        let path = self.path(prefix)?;
+        let path = match prefix {
+            "" => ObjectPath::from(self.location.prefix.as_str()),
+            _ => self.path(prefix)?,
+        };
         let store = self.store.clone();
         let listed = self
             .waiter

@@ -93,6 +93,9 @@ mod tests {
         let dir = std::env::temp_dir();
         let opener = Opener::new(dir.join("retro-opener-test"), 1 << 20);
         let storage = opener.open("", &dir).unwrap();
-        assert_eq!(storage.describe("a.tbl"), dir.join("a.tbl").display().to_string());
+        assert_eq!(
+            storage.describe("a.tbl"),
+            dir.join("a.tbl").display().to_string()
+        );
     }
 }

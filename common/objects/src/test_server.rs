@@ -5,7 +5,8 @@
 
 use crate::{ObjectStorage, StorageUrl};
 use object_store::aws::AmazonS3Builder;
-use object_store::ObjectStore;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, PutOptions, PutPayload};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -115,6 +116,28 @@ impl Moto {
         let url = StorageUrl::parse(&format!("s3://{bucket}/{prefix}")).unwrap();
         ObjectStorage::with_store(self.client(bucket), url, cache.to_path_buf(), 1 << 30).unwrap()
     }
+
+    /// Lets the object `key` of `bucket` rot: one bit flipped in the middle of its bytes, its
+    /// recorded checksum left as it was (what a damaged disk behind the bucket would do).
+    pub fn flip_bit(&self, bucket: &str, key: &str) {
+        let client = self.client(bucket);
+        let path = ObjectPath::from(key);
+        block_on(async {
+            let got = client.get(&path).await.expect("the object exists");
+            let attributes = got.attributes.clone();
+            let mut bytes = got.bytes().await.expect("the object reads").to_vec();
+            let middle = bytes.len() / 2;
+            bytes[middle] ^= 0x10;
+            let options = PutOptions {
+                attributes,
+                ..Default::default()
+            };
+            client
+                .put_opts(&path, PutPayload::from(bytes), options)
+                .await
+                .expect("the object is written back");
+        });
+    }
 }
 
 impl Drop for Moto {
@@ -135,3 +158,11 @@ fn python_has_moto() -> bool {
         .unwrap_or(false)
 }
 
+/// Runs `future` on a runtime of its own (the tests call this from plain threads).
+pub fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(future)
+}

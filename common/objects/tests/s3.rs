@@ -4,9 +4,9 @@
 //! name; a large upload in parts; an uploading process SIGKILLed mid-way leaves no object.
 
 use object_store::path::Path as ObjectPath;
-use object_store::{Attribute, AttributeValue, Attributes, ObjectStore, PutOptions, PutPayload};
-use retro_objects::test_server::Moto;
-use retro_objects::{ObjectStorage, StorageUrl, CHECKSUM_METADATA, MULTIPART_ABOVE};
+use object_store::{ObjectStore, PutPayload};
+use retro_objects::test_server::{block_on, Moto};
+use retro_objects::{ObjectStorage, StorageUrl, MULTIPART_ABOVE};
 use retro_pipeline::Storage;
 use retro_store::TableWriter;
 use std::io::{BufRead, BufReader, Write};
@@ -21,14 +21,6 @@ fn table(seed: u8) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let second: Vec<u8> = (0..50_000u32).map(|i| (i % 7) as u8 + seed).collect();
     let bytes = TableWriter::encode("test", &[("first", &first), ("second", &second)], 3);
     (bytes, first, second)
-}
-
-fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
 }
 
 #[test]
@@ -105,23 +97,8 @@ fn a_bit_flipped_object_is_reported_by_name_and_never_used() {
     let (bytes, _, _) = table(7);
     storage.put("flip.tbl", &bytes).unwrap();
     // The object rots in the bucket: one bit flipped, its recorded checksum unchanged.
-    let mut flipped = bytes.clone();
-    flipped[bytes.len() / 2] ^= 0x10;
-    let mut attributes = Attributes::new();
-    attributes.insert(
-        Attribute::Metadata(CHECKSUM_METADATA.into()),
-        AttributeValue::from(format!("{:016x}", retro_store::checksum(&bytes))),
-    );
+    moto.flip_bit("retro-flip", "job/flip.tbl");
     let client = moto.client("retro-flip");
-    block_on(client.put_opts(
-        &ObjectPath::from("job/flip.tbl"),
-        PutPayload::from(flipped),
-        PutOptions {
-            attributes,
-            ..Default::default()
-        },
-    ))
-    .unwrap();
     for e in [
         storage.open_table("flip.tbl").map(|_| ()).unwrap_err(),
         storage.checksum("flip.tbl").map(|_| ()).unwrap_err(),

@@ -29,7 +29,7 @@ pub trait Storage: Send + Sync {
         Ok(SliceTable::open(&self.local_copy(key)?)?)
     }
     /// Names of the entries directly inside the directory `prefix` (`shards` lists the
-    /// attempts' shard directories); empty if there is none.
+    /// attempts' shard directories; `""` the job directory itself); empty if there is none.
     fn children(&self, prefix: &str) -> Result<Vec<String>>;
     /// Moves the object at `from` to `to`, replacing `to` atomically.
     fn promote(&self, from: &str, to: &str) -> Result<()>;
@@ -89,7 +89,10 @@ impl Storage for LocalStorage {
     }
 
     fn children(&self, prefix: &str) -> Result<Vec<String>> {
-        let path = self.path(prefix)?;
+        let path = match prefix {
+            "" => self.root.clone(),
+            _ => self.path(prefix)?,
+        };
         let entries = match std::fs::read_dir(&path) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),

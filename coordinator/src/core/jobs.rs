@@ -116,16 +116,19 @@ impl Core {
         self.create_job(game, level, Some("."), storage)
     }
 
-    /// The game, zstd level and storage location of the embedded solve's job, if the database
-    /// has one.
-    pub fn embedded_job(&self) -> Result<Option<(Arc<dyn JobGame>, i32, String)>> {
+    /// The embedded solve's job, if the database has one.
+    pub fn embedded_job(&self) -> Result<Option<EmbeddedJob>> {
         let rows = self.db.read().jobs()?;
         let Some(row) = rows.into_iter().find(|r| r.dir == ".") else {
             return Ok(None);
         };
         let game = (self.config.open_game)(&row.game, &row.definition)
             .with_context(|| format!("job {}", row.id))?;
-        Ok(Some((game, row.level, row.storage)))
+        Ok(Some(EmbeddedJob {
+            game,
+            level: row.level,
+            storage: row.storage,
+        }))
     }
 
     /// Plans a new job: creates its directory (or adopts the intact tables of an earlier solve
@@ -317,6 +320,16 @@ impl Core {
         info!(job = id, "job done");
         Ok(())
     }
+}
+
+/// What `retro resume` needs to know of the embedded solve's job.
+pub struct EmbeddedJob {
+    /// The game it solves.
+    pub game: Arc<dyn JobGame>,
+    /// The zstd level of its tables.
+    pub level: i32,
+    /// Where its tables are (empty: its directory; else an object store location).
+    pub storage: String,
 }
 
 /// A storage location in messages: the object store's, or the job directory.

@@ -25,11 +25,9 @@ impl Core {
         }
         let storage = retro_objects::check_location(&req.storage)
             .map_err(|e| Refusal::InvalidArgument(format!("storage: {e:#}")))?;
-        if let Some(other) = self
-            .jobs
-            .values()
-            .find(|j| !storage.is_empty() && j.row.storage == storage && j.row.state == JobState::Running)
-        {
+        if let Some(other) = self.jobs.values().find(|j| {
+            !storage.is_empty() && j.row.storage == storage && j.row.state == JobState::Running
+        }) {
             return Err(Refusal::FailedPrecondition(format!(
                 "{storage} holds the tables of job {}, still running; choose another prefix",
                 other.row.id
