@@ -2,7 +2,8 @@
 //! (moto's, see `retro_objects::test_server`), real `retro` processes. The embedded solve and
 //! a coordinator with worker processes — the first worker SIGKILLed in the middle of the job —
 //! put tables byte-identical to the in-process solve into the bucket; the readers find them
-//! through the job directory's manifest; a bit-flipped object is reported by name.
+//! through the job directory's manifest; a bit-flipped object is reported by name. Stages
+//! split into supersteps keep their step files in the bucket too.
 //!
 //! One test function: the S3 endpoint and credentials reach the child processes through this
 //! process's environment, which tests running side by side would share.
@@ -114,6 +115,31 @@ fn jobs_in_an_object_store_match_the_in_process_solve_and_survive_a_killed_worke
         "{refused}"
     );
 
+    // Stages split into one task per slice and ply: their step files go through the bucket.
+    let split_want = reference("board25-5", &["--max-browns", "5"]);
+    let split_out = temp_dir("object-storage-split").join("out");
+    retro_ok(&[
+        "solve",
+        "--quiet",
+        "--max-browns",
+        "5",
+        "--split-above",
+        "0",
+        "--storage",
+        &format!("s3://{BUCKET}/split"),
+        "--out",
+        s(&split_out),
+    ]);
+    assert_bucket_holds(&moto, "split", &split_want);
+    let cache = temp_dir("object-storage-split-check");
+    assert!(
+        moto.storage(BUCKET, "split", &cache)
+            .children("steps")
+            .unwrap()
+            .is_empty(),
+        "no step files left"
+    );
+
     // A bit flipped in the bucket: reported by name by a reader with a fresh cache.
     std::fs::remove_dir_all(&readers_cache).unwrap();
     let table = std::fs::read_dir(&want)
@@ -161,6 +187,17 @@ fn jobs_in_an_object_store_match_the_in_process_solve_and_survive_a_killed_worke
         "{}",
         String::from_utf8_lossy(&clash.stderr)
     );
+    let missing = cluster.client(
+        "submit",
+        &[&["--storage", "s3://no-such-bucket/x"][..], &BOARD33_7[..]].concat(),
+    );
+    let text = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success());
+    assert!(
+        text.contains("storage: cannot reach it") && text.contains("NoSuchBucket"),
+        "{text}"
+    );
+    assert_eq!(text.trim().lines().count(), 1, "one line: {text}");
     let bad = cluster.client("submit", &["--storage", "/data/jobs"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("write s3://bucket/prefix"));

@@ -37,10 +37,27 @@ impl Waiter {
             let _ = tx.send(request.await);
         });
         match rx.recv() {
-            Ok(answer) => Ok(answer?),
+            Ok(answer) => answer.map_err(|e| anyhow!(one_line(&e.to_string()))),
             Err(_) => Err(anyhow!("an object store request was abandoned")),
         }
     }
+}
+
+/// A server's error in one line: S3 answers errors as an XML document, of which its `Code`
+/// and `Message` are what a person needs (`NoSuchBucket: The specified bucket does not
+/// exist`); everything else is joined into one line.
+fn one_line(text: &str) -> String {
+    let element = |name: &str| {
+        let open = format!("<{name}>");
+        let start = text.find(&open)? + open.len();
+        let end = start + text[start..].find(&format!("</{name}>"))?;
+        Some(text[start..end].to_string())
+    };
+    let text = match (text.find("<?xml"), element("Code"), element("Message")) {
+        (Some(xml), Some(code), Some(message)) => format!("{}{code}: {message}", &text[..xml]),
+        _ => text.to_string(),
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl Drop for Waiter {
@@ -50,5 +67,20 @@ impl Drop for Waiter {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn server_errors_are_one_line() {
+        let answer = "Error performing GET http://x/b: 404 Not Found: <?xml version=\"1.0\"?>\n<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><RequestId>1</RequestId></Error>";
+        assert_eq!(
+            one_line(answer),
+            "Error performing GET http://x/b: 404 Not Found: NoSuchBucket: The specified bucket does not exist"
+        );
+        assert_eq!(one_line("a\n  b"), "a b");
     }
 }

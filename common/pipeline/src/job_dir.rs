@@ -92,8 +92,8 @@ pub fn prepare(
         Some(m) if m.storage != fresh.storage => bail!(
             "{}: holds a solve whose tables are in {}, not {}; choose another --out",
             dir.display(),
-            m.storage.as_deref().unwrap_or("the directory itself"),
-            fresh.storage.as_deref().unwrap_or("the directory itself"),
+            storage_name(m.storage.as_deref().unwrap_or("")),
+            storage_name(storage),
         ),
         Some(m) if m.game == fresh.game && m.definition == fresh.definition => {
             remove_stale_temporaries(dir)?;
@@ -169,6 +169,14 @@ pub fn prepare(
             );
             rebuild_into(dir, game, storage)
         }
+    }
+}
+
+/// A job's storage location in messages: the object store's, or "the directory itself".
+pub fn storage_name(storage: &str) -> &str {
+    match storage {
+        "" => "the directory itself",
+        _ => storage,
     }
 }
 

@@ -53,8 +53,8 @@ impl Core {
                 anyhow::bail!(
                     "{}: holds a solve whose tables are in {}, not {}; choose another --out",
                     self.config.data.display(),
-                    or_directory(&row.storage),
-                    or_directory(storage)
+                    job_dir::storage_name(&row.storage),
+                    job_dir::storage_name(storage)
                 );
             }
             let wanted = game.definition();
@@ -154,6 +154,11 @@ impl Core {
         let planned = (|| {
             let mut manifest = job_dir::prepare(&job_path, &*game, storage, &DATABASE_FILES)?;
             let tables = self.storages.open(storage, &job_path)?;
+            if !storage.is_empty() {
+                tables
+                    .children("")
+                    .with_context(|| format!("cannot reach the job's storage {storage}"))?;
+            }
             let intact = job_dir::check_finished(&*tables, &*game, &mut manifest);
             let stages = game.stages();
             self.db.transaction(|tx| {
@@ -330,13 +335,4 @@ pub struct EmbeddedJob {
     pub level: i32,
     /// Where its tables are (empty: its directory; else an object store location).
     pub storage: String,
-}
-
-/// A storage location in messages: the object store's, or the job directory.
-fn or_directory(storage: &str) -> &str {
-    if storage.is_empty() {
-        "the directory itself"
-    } else {
-        storage
-    }
 }

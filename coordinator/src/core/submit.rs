@@ -33,6 +33,16 @@ impl Core {
                 other.row.id
             )));
         }
+        if !storage.is_empty() {
+            // Reached now, so that a wrong endpoint, bucket or credentials is the submitter's
+            // error and not a job failing later.
+            self.storages
+                .open(&storage, std::path::Path::new("."))
+                .and_then(|s| s.children(""))
+                .map_err(|e| {
+                    Refusal::FailedPrecondition(format!("storage: cannot reach it: {e:#}"))
+                })?;
+        }
         let id = self.create_job(game, req.zstd_level, None, &storage)?;
         Ok((id, self.jobs[&id].row.dir.clone()))
     }
