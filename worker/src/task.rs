@@ -177,7 +177,6 @@ fn task_game(task: &pb::Task, open_game: OpenGame) -> Result<(Arc<dyn JobGame>, 
     Ok((game, stages))
 }
 
-/// Where `task` writes the shard of a slice: its shard directory, the table's name.
 /// The storage of `task`'s job: its directory, or the object store it names.
 fn storage_of(
     task: &pb::Task,
@@ -186,6 +185,7 @@ fn storage_of(
     storages.open(&task.storage, std::path::Path::new(&task.job_dir))
 }
 
+/// Where `task` writes the shard of a slice: its shard directory, the table's name.
 fn shard_path(task: &pb::Task, record: &retro_store::SliceRecord) -> String {
     format!("{}/{}", task.shard_dir, record.file)
 }
