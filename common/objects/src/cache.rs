@@ -82,8 +82,11 @@ impl TableCache {
                     Ok(meta) => meta,
                     Err(_) => continue, // removed meanwhile
                 };
+                let name = entry.file_name().to_string_lossy().to_string();
                 if meta.is_dir() {
                     dirs.push(entry.path());
+                } else if name.starts_with('.') && name.ends_with(".tmp") {
+                    // A copy being written (`write_atomic`'s temporary): not the cache's yet.
                 } else {
                     let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
                     found.push((entry.path(), meta.len(), used));
