@@ -19,6 +19,9 @@ pub struct Tables {
     /// Where the table files are: the directory, or the object store its manifest names.
     storage: Arc<dyn Storage>,
     files: Vec<OnceLock<SliceTable>>,
+    /// Held while a slice's table is opened, so that threads asking for it at once open it
+    /// (and, from an object store, download it) once.
+    opening: Vec<std::sync::Mutex<()>>,
     /// The bounded block cache shared with other directories (a server's), if any; otherwise
     /// each table keeps its own small one.
     cache: Option<Arc<BlockCache>>,
@@ -82,6 +85,9 @@ impl Tables {
             *slot = Some(r.clone());
         }
         let files = (0..game.slice_count()).map(|_| OnceLock::new()).collect();
+        let opening = (0..game.slice_count())
+            .map(|_| Default::default())
+            .collect();
         let storage = readers_storages()
             .open(manifest.storage.as_deref().unwrap_or(""), dir)
             .with_context(|| format!("{}: manifest", dir.display()))?;
@@ -92,6 +98,7 @@ impl Tables {
             records,
             storage,
             files,
+            opening,
             cache,
         })
     }
@@ -131,6 +138,12 @@ impl Tables {
 
     /// The table of `slice`, opened on first use.
     pub fn table(&self, slice: SliceId) -> Result<&SliceTable> {
+        if let Some(t) = self.files[slice.0 as usize].get() {
+            return Ok(t);
+        }
+        let _opening = self.opening[slice.0 as usize]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(t) = self.files[slice.0 as usize].get() {
             return Ok(t);
         }
