@@ -17,7 +17,7 @@
 use memmap2::{Advice, MmapMut, UncheckedAdvice};
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicU8};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8};
 
 /// A scratch file of an out-of-core solve could not be created, sized, written or mapped: the
 /// operation and the scratch directory (the files themselves are unlinked at once, so they have
@@ -144,6 +144,27 @@ impl ByteArray {
         // 8-aligned, checked above) and the length is a multiple of 8; no `&mut` can exist
         // while `self` is borrowed.
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU64>(), bytes.len() / 8) }
+    }
+
+    /// The bytes as 32-bit relaxed atomics (counts and offsets), for concurrent updates. The
+    /// length must be a multiple of 4.
+    pub fn atomic_u32s(&self) -> &[AtomicU32] {
+        let bytes: &[u8] = self;
+        assert!(
+            bytes.len().is_multiple_of(4),
+            "u32 array length must be a multiple of 4"
+        );
+        if bytes.is_empty() {
+            return &[];
+        }
+        assert!(
+            (bytes.as_ptr() as usize).is_multiple_of(4),
+            "memory maps are page-aligned"
+        );
+        // SAFETY: AtomicU32 has the size and bit validity of u32; the map is page-aligned (so
+        // 4-aligned, checked above) and the length is a multiple of 4; no `&mut` can exist
+        // while `self` is borrowed.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU32>(), bytes.len() / 4) }
     }
 
     /// The bytes as relaxed atomics, for concurrent updates.

@@ -19,6 +19,7 @@ mod frontier;
 pub mod game;
 pub mod kernel;
 pub mod margin;
+pub mod margin_graph;
 pub mod margin_steps;
 pub mod meter;
 pub mod recurrence;

@@ -9,9 +9,9 @@
 //! win of a win/draw/loss game in which a move's result is thresholded: an exit into an earlier
 //! stage with gain `g` to a position of margin `v` (opponent to move) is worth `g - v` to the
 //! mover, a win if `g - v >= t`, a loss if `g - v <= -t`, a draw otherwise; a position without a
-//! move ends the game with the game's final margin, thresholded the same way. Each threshold is
-//! solved by the win/draw/loss kernel ([`crate::kernel::solve_stage`]: in memory or out of
-//! core, pushing or, for games without un-moves, pulling), and
+//! move ends the game with the game's final margin, thresholded the same way. Out of core each
+//! threshold is solved by the win/draw/loss kernel ([`crate::kernel::solve_stage`], pushing
+//! or, for games without un-moves, pulling), and
 //!
 //! ```text
 //! margin = #{t in 1..=bound : won at t} - #{t in 1..=bound : lost at t}
@@ -21,9 +21,11 @@
 //! Moves inside a stage must gain nothing (in sowing games a capture removes stones, so it
 //! leaves the stage); gains come with exits and game ends.
 //!
-//! The cost is `bound` kernel runs per stage (`bound`: the most a side can still gain, e.g. the
-//! stones in play). Distances are computed by each run and dropped: a margin game stores one
-//! signed byte per position and side.
+//! In memory, [`crate::margin_graph`] settles every threshold in one pass over the stage's
+//! reversed moves (the sets only grow as `t` falls). Out of core, the cost is `bound` kernel
+//! runs per stage (`bound`: the most a side can still gain, e.g. the stones in play);
+//! distances are computed by each run and dropped. Either way a margin game stores one signed
+//! byte per position and side.
 
 use crate::atomic::ByteArray;
 use crate::game::{Game, Move, Side, SliceId, Stage};
@@ -32,7 +34,6 @@ use crate::meter::SliceCost;
 use crate::value::Value;
 use crate::workspace::Workspace;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A margin from the side to move's point of view, stored as one signed byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,13 +64,6 @@ pub trait ScoreGame: Game {
         let _ = (side, slice, key);
         0
     }
-
-    /// The most moves a position has, if the solver should compute a stage's moves once for
-    /// all its threshold runs (in memory, up to [`MOVE_CACHE_BYTES`] a stage); 0 (the default)
-    /// to regenerate them in every run, for games whose moves are cheap.
-    fn max_moves(&self) -> usize {
-        0
-    }
 }
 
 /// Margins of final, earlier stages.
@@ -92,8 +86,6 @@ pub(crate) struct AtThreshold<'a, G, F> {
     pub(crate) game: &'a G,
     pub(crate) finals: &'a F,
     pub(crate) t: i32,
-    /// The stage's moves computed once for every threshold, when they were worth keeping.
-    pub(crate) moves: Option<&'a StageMoves>,
 }
 
 /// A move as the thresholded games see it: in the stage, or decided by a number (the margin it
@@ -105,144 +97,9 @@ pub(crate) enum ScoredMove {
     Decided(i32),
 }
 
-/// A [`ScoredMove`] in 8 bytes, as the move cache keeps it: a decided move is the top bit and
-/// the margin; an in-stage move the slice (15 bits) and the key (48 bits).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PackedMove(u64);
-
-impl PackedMove {
-    const DECIDED: u64 = 1 << 63;
-    const KEY_BITS: u32 = 48;
-
-    /// The packed move, or `None` if its slice or key does not fit.
-    fn pack(m: ScoredMove) -> Option<PackedMove> {
-        match m {
-            ScoredMove::InStage(s, k) => (s.0 < 1 << 15 && k < 1 << Self::KEY_BITS)
-                .then_some(PackedMove(u64::from(s.0) << Self::KEY_BITS | k)),
-            ScoredMove::Decided(v) => Some(PackedMove(Self::DECIDED | u64::from(v as u32))),
-        }
-    }
-
-    #[inline]
-    fn unpack(self) -> ScoredMove {
-        if self.0 & Self::DECIDED != 0 {
-            ScoredMove::Decided(self.0 as u32 as i32)
-        } else {
-            ScoredMove::InStage(
-                SliceId((self.0 >> Self::KEY_BITS) as u32),
-                self.0 & ((1 << Self::KEY_BITS) - 1),
-            )
-        }
-    }
-}
-
-/// Every position's moves of one stage, computed once and read by all `bound` threshold runs:
-/// games whose moves are costly to generate (relay sowing simulates every sowing of a move)
-/// then pay for them once per stage instead of once per run and ply. Kept only in memory and
-/// only while it is small ([`MOVE_CACHE_BYTES`]); otherwise the runs regenerate moves.
-pub(crate) struct StageMoves {
-    /// Slot of each slice id in the stage (`u32::MAX`: not in it).
-    slot_of: Vec<u32>,
-    /// Per slot and side: where each index's moves start in `moves` (one more entry than
-    /// indices).
-    starts: Vec<[Vec<u32>; 2]>,
-    /// Per slot and side: the moves, index after index.
-    moves: Vec<[Vec<PackedMove>; 2]>,
-}
-
-/// The most bytes the move cache of one stage may take ([`ScoreGame::max_moves`] decides how
-/// many a position may need).
-pub const MOVE_CACHE_BYTES: u64 = 4 << 30;
-
-impl StageMoves {
-    /// The moves of every position of `stage`, if the game asks for a cache and it fits.
-    fn build<G: ScoreGame, F: FinalMargins>(
-        game: &G,
-        stage: &Stage,
-        finals: &F,
-        space: &Workspace,
-    ) -> Option<StageMoves> {
-        use rayon::prelude::*;
-        let per_position = game.max_moves() as u64;
-        if per_position == 0 || space.scratch().is_some() {
-            return None;
-        }
-        let positions: u64 = stage.slices.iter().map(|&s| game.slice_len(s)).sum();
-        let bytes = positions * 2 * (per_position * std::mem::size_of::<PackedMove>() as u64 + 4);
-        if bytes > MOVE_CACHE_BYTES {
-            return None;
-        }
-        let mut slot_of = vec![u32::MAX; game.slice_count()];
-        for (slot, &slice) in stage.slices.iter().enumerate() {
-            slot_of[slice.0 as usize] = slot as u32;
-        }
-        const CHUNK: u64 = 1 << 12;
-        let unpackable = AtomicBool::new(false);
-        let (mut starts, mut moves) = (Vec::new(), Vec::new());
-        for &slice in &stage.slices {
-            let len = game.slice_len(slice);
-            let per_side = Side::BOTH.map(|side| {
-                let chunks: Vec<(Vec<u32>, Vec<PackedMove>)> =
-                    (0..len.div_ceil(CHUNK))
-                        .into_par_iter()
-                        .map(|c| {
-                            let range = c * CHUNK..((c + 1) * CHUNK).min(len);
-                            let mut counts = Vec::with_capacity((range.end - range.start) as usize);
-                            let mut list = Vec::new();
-                            game.for_each_key(slice, range, |_, key| {
-                                let before = list.len();
-                                if game.is_canonical(slice, key) {
-                                    scored(game, finals, side, slice, key, |m| {
-                                        match PackedMove::pack(m) {
-                                            Some(p) => list.push(p),
-                                            None => unpackable.store(true, Ordering::Relaxed),
-                                        }
-                                    });
-                                }
-                                counts.push((list.len() - before) as u32);
-                            });
-                            (counts, list)
-                        })
-                        .collect();
-                let total: usize = chunks.iter().map(|(_, l)| l.len()).sum();
-                let mut start = Vec::with_capacity(len as usize + 1);
-                let mut all = Vec::with_capacity(total);
-                start.push(0u32);
-                for (counts, list) in chunks {
-                    for n in counts {
-                        start.push(start.last().unwrap() + n);
-                    }
-                    all.extend(list);
-                }
-                (start, all)
-            });
-            let [(s0, m0), (s1, m1)] = per_side;
-            if m0.len().max(m1.len()) > u32::MAX as usize || unpackable.load(Ordering::Relaxed) {
-                return None;
-            }
-            starts.push([s0, s1]);
-            moves.push([m0, m1]);
-        }
-        Some(StageMoves {
-            slot_of,
-            starts,
-            moves,
-        })
-    }
-
-    /// The cached moves of `index` of `slice` with `side` to move, if the slice is cached.
-    #[inline]
-    fn of(&self, side: Side, slice: SliceId, index: u64) -> Option<&[PackedMove]> {
-        let slot = *self.slot_of.get(slice.0 as usize)? as usize;
-        let starts = &self.starts.get(slot)?[side.index()];
-        let (a, b) = (starts[index as usize], starts[index as usize + 1]);
-        Some(&self.moves[slot][side.index()][a as usize..b as usize])
-    }
-}
-
 /// The moves of `(side, slice, key)` as [`ScoredMove`]s: exits and game ends decided by what
 /// they are worth to the mover, no move at all by the final margin.
-fn scored<G: ScoreGame, F: FinalMargins>(
+pub(crate) fn scored<G: ScoreGame, F: FinalMargins>(
     game: &G,
     finals: &F,
     side: Side,
@@ -314,17 +171,10 @@ impl<G: ScoreGame, F: FinalMargins> Game for AtThreshold<'_, G, F> {
     }
 
     fn moves(&self, side: Side, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
-        let mut visit_scored = |m: ScoredMove| match m {
+        let visit_scored = |m: ScoredMove| match m {
             ScoredMove::InStage(s, k) => visit(Move::InStage(s, k)),
             ScoredMove::Decided(margin) => visit(self.decided(margin)),
         };
-        if let Some(cache) = self.moves {
-            let index = self.game.index(slice, key);
-            if let Some(list) = cache.of(side, slice, index) {
-                list.iter().for_each(|&m| visit_scored(m.unpack()));
-                return;
-            }
-        }
         scored(self.game, self.finals, side, slice, key, visit_scored);
     }
 
@@ -343,8 +193,10 @@ impl FinalValues for NoFinals {
 }
 
 /// Solves the margins of `stage` of `game`, reading earlier stages through `finals`, with the
-/// kernel's data where `space` says: one win/draw/loss run per threshold. `on_ply` hears every
-/// ply of every run; the times returned are those of all runs together.
+/// data where `space` says: in memory in one pass ([`crate::margin_graph`]; `on_ply` hears each
+/// threshold as a ply), out of core (or when the stage's graph does not fit 32-bit numbers)
+/// one win/draw/loss run per threshold (`on_ply` hears every ply of every run; the times
+/// returned are those of all runs together).
 pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
     game: &G,
     stage: &Stage,
@@ -359,6 +211,13 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
             what: format!("margin bound {bound} is outside 0..={}", Margin::MAX),
         });
     }
+    if space.scratch().is_none() {
+        if let Some(solved) =
+            crate::margin_graph::solve_in_memory(game, stage, finals, bound, &mut on_ply)?
+        {
+            return Ok(solved);
+        }
+    }
     let mut margins: Vec<[Vec<i32>; 2]> = stage
         .slices
         .iter()
@@ -372,14 +231,8 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
         slices: vec![SliceCost::default(); stage.slices.len()],
         ..StageTimes::default()
     };
-    let cache = StageMoves::build(game, stage, finals, space);
     for t in 1..=bound {
-        let at = AtThreshold {
-            game,
-            finals,
-            t,
-            moves: cache.as_ref(),
-        };
+        let at = AtThreshold { game, finals, t };
         let (solved, run) = solve_stage(&at, stage, &NoFinals, space, &mut on_ply)?;
         times.add(&run);
         for (slot, s) in solved.iter().enumerate() {

@@ -88,7 +88,6 @@ impl<G: ScoreGame, F: FinalMargins> Game for AllThresholds<'_, G, F> {
             game: self.game,
             finals: self.finals,
             t: copy as i32 + 1,
-            moves: None,
         };
         at.moves(side, slice, key, |mv| {
             visit(match mv {

@@ -215,11 +215,6 @@ impl ScoreGame for Mancala {
         });
     }
 
-    /// A move simulates every sowing: compute a stage's moves once for all thresholds.
-    fn max_moves(&self) -> usize {
-        self.per_side
-    }
-
     fn final_margin(&self, side: Side, slice: SliceId, key: u64) -> i32 {
         // Over (one side empty), or under the illegal rule every move is endless: each player
         // takes the stones in their own holes.

@@ -18,6 +18,7 @@
 use crate::stage::{FinalSlice, Finals};
 use anyhow::Result;
 use retro_engine::margin::{self, solve_margin_stage, FinalMargins, Margin, ScoreGame};
+use retro_engine::margin_graph;
 use retro_engine::margin_steps;
 use retro_engine::recurrence;
 use retro_engine::superstep::{self, SlotState, StepOutput};
@@ -216,6 +217,12 @@ pub trait JobGame: Send + Sync {
     ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError>;
     /// Whether a stage can be solved in supersteps (split into one task per slice and ply).
     fn splits(&self) -> bool;
+    /// What solving `stage` in memory holds besides its inputs, if the game's solver knows
+    /// better than the win/draw/loss kernel's bytes per slot ([`crate::stage::stage_memory`]).
+    fn in_memory_bytes(&self, stage: &Stage) -> Option<u64> {
+        let _ = stage;
+        None
+    }
     /// Slots of the state a superstep keeps for `slice` of `stage` (the slice's length, or for
     /// score games its length times the stage's margin bound: every threshold at once).
     fn state_len(&self, stage: &Stage, slice: SliceId) -> Result<u64, KernelError> {
@@ -513,6 +520,11 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
 
     fn splits(&self) -> bool {
         self.0.splits()
+    }
+
+    fn in_memory_bytes(&self, stage: &Stage) -> Option<u64> {
+        // The one-pass margin solver's graph (`retro_engine::margin_graph`).
+        Some(margin_graph::estimated_bytes(&self.0, stage))
     }
 
     fn state_len(&self, stage: &Stage, slice: SliceId) -> Result<u64, KernelError> {

@@ -303,9 +303,10 @@ fn read_section_count(game: &dyn JobGame) -> u64 {
 /// the values of the stages it reads.
 pub fn stage_memory(game: &dyn JobGame, stage: usize) -> u64 {
     let stages = game.stages();
-    stage_positions(game, &stages[stage]) / 2 * PEAK_BYTES_PER_SLOT
-        + input_bytes(game, stage)
-        + BASE_BYTES
+    let working = game
+        .in_memory_bytes(&stages[stage])
+        .unwrap_or_else(|| stage_positions(game, &stages[stage]) / 2 * PEAK_BYTES_PER_SLOT);
+    working + input_bytes(game, stage) + BASE_BYTES
 }
 
 /// An estimate of the memory one step of a stage solved in supersteps needs: the state of

@@ -8,8 +8,9 @@
 //! and those where the opponent can force at most `-t` (endless play is worth 0, so neither).
 //! The margin is the number of thresholds won minus the number lost.
 //!
-//! Three drivers are checked: the stage kernel in memory and out of core (one run per
-//! threshold), and supersteps (every threshold at once, as a split stage runs).
+//! Three drivers are checked: in memory the one-pass solver (`margin_graph`: every threshold
+//! in one pass over the reversed moves), out of core the stage kernel (one run per threshold),
+//! and supersteps (every threshold at once, as a split stage runs).
 
 use retro_engine::margin::{self, FinalMargins, Margin, MarginSlice, ScoreGame};
 use retro_engine::margin_steps;
@@ -30,7 +31,7 @@ impl FinalMargins for Finals {
     }
 }
 
-/// Solves every stage by the margin solver: with the stage kernel where `space` says, or
+/// Solves every stage by the margin solver: in memory or out of core as `space` says, or
 /// (`None`) in supersteps, every threshold at once (`margin_steps`).
 fn solve_all(game: &RingHop, space: Option<&Workspace>) -> Finals {
     let mut finals = Finals(HashMap::new());
