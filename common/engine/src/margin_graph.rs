@@ -355,8 +355,12 @@ pub(crate) fn solve_in_memory<G: ScoreGame, F: FinalMargins>(
         });
     }
     let propagated = propagating.elapsed();
-    drop(pred_bytes);
-    drop(start_bytes);
+    // Charged here, while the graph is resident: the slices' peak memory is the stage's.
+    let every_slot: Vec<usize> = (0..costs.len()).collect();
+    batch.charge(&mut costs, &every_slot, &lens);
+    // Only the margins are left to read: free the rest before the tables are copied out.
+    drop(graph);
+    drop((pred_bytes, start_bytes, counter_bytes, level_bytes));
 
     // Tables: undecided canonical positions are worth 0, which is what their byte holds.
     let solved = stage
@@ -372,8 +376,6 @@ pub(crate) fn solve_in_memory<G: ScoreGame, F: FinalMargins>(
             MarginSlice { slice, margins }
         })
         .collect();
-    let every_slot: Vec<usize> = (0..costs.len()).collect();
-    batch.charge(&mut costs, &every_slot, &lens);
     let total: u64 = lens.iter().sum::<u64>().max(1);
     let shared = propagation_cpu.total(0);
     for (slot, cost) in costs.iter_mut().enumerate() {

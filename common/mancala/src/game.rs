@@ -18,7 +18,8 @@ use crate::board::Board;
 use crate::rules::{final_margin, for_each_move, is_choosable, EndlessRule, Outcome};
 use retro_engine::margin::ScoreGame;
 use retro_engine::{Game, Move, Side, SliceId, Stage, Value};
-use retro_index::{compositions, rank_composition, unrank_composition};
+use retro_index::{compositions, next_subset, rank_composition, unrank_composition};
+use std::cell::Cell;
 use std::ops::Range;
 
 /// The relay-sowing mancala on a ring of `2n` holes, all positions with up to `max_stones`
@@ -77,10 +78,9 @@ impl Mancala {
 
     /// The stones on the board and in the first player's holes of `slice`.
     pub fn slice_stones(slice: SliceId) -> (u32, u32) {
-        let mut s = 0;
-        while (s + 1) * (s + 2) / 2 <= slice.0 {
-            s += 1;
-        }
+        // The largest s with s (s + 1) / 2 <= id.
+        let id = u64::from(slice.0);
+        let s = (((8 * id + 1).isqrt() - 1) / 2) as u32;
         (s, slice.0 - s * (s + 1) / 2)
     }
 
@@ -90,13 +90,41 @@ impl Mancala {
     }
 
     /// The board at `index` of `slice`.
+    ///
+    /// Solvers walk a slice index after index, so the board after the one this thread built
+    /// last is stepped from it (the next composition of a side is the next subset of its bars,
+    /// [`next_subset`]) instead of unranked.
     pub fn board(&self, slice: SliceId, index: u64) -> Board {
+        thread_local! {
+            /// The last board this thread built: (holes per side, slice, index, bars of the
+            /// first and second player's compositions).
+            static LAST: Cell<(usize, u32, u64, [u64; 2])> =
+                const { Cell::new((0, u32::MAX, 0, [0, 0])) };
+        }
         let (stones, first) = Mancala::slice_stones(slice);
         let n = self.per_side;
         let second = self.compositions(stones - first);
+        let bars = LAST.with(|last| {
+            let (last_n, last_slice, last_index, last_bars) = last.get();
+            let bars = if last_n == n && last_slice == slice.0 && last_index + 1 == index {
+                if index.is_multiple_of(second) {
+                    // The second player's compositions start again; the first's moves on.
+                    [next_subset(last_bars[0]), first_bars(n)]
+                } else {
+                    [last_bars[0], next_subset(last_bars[1])]
+                }
+            } else {
+                let mut counts = [0u8; 16];
+                unrank_composition(index / second, first, &mut counts[..n]);
+                unrank_composition(index % second, stones - first, &mut counts[n..2 * n]);
+                [bars_of(&counts[..n]), bars_of(&counts[n..2 * n])]
+            };
+            last.set((n, slice.0, index, bars));
+            bars
+        });
         let mut counts = [0u8; 16];
-        unrank_composition(index / second, first, &mut counts[..n]);
-        unrank_composition(index % second, stones - first, &mut counts[n..2 * n]);
+        counts_of(bars[0], first, &mut counts[..n]);
+        counts_of(bars[1], stones - first, &mut counts[n..2 * n]);
         Board::new(&counts[..2 * n]).expect("a solved ring is a board")
     }
 
@@ -124,6 +152,37 @@ impl Mancala {
     fn stage_stones(stage: &Stage) -> u32 {
         Mancala::slice_stones(stage.slices[0]).0
     }
+}
+
+/// The bars of the first composition (all stones in the last hole) of `n` holes.
+fn first_bars(n: usize) -> u64 {
+    (1 << (n - 1)) - 1
+}
+
+/// A composition written as stars and bars: bar `j` (after hole `j`) at place
+/// `stones in holes 0..=j` + `j`. Colex order of these subsets is rank order.
+fn bars_of(counts: &[u8]) -> u64 {
+    let mut bars = 0;
+    let mut place = 0;
+    for &c in &counts[..counts.len() - 1] {
+        place += usize::from(c);
+        bars |= 1 << place;
+        place += 1;
+    }
+    bars
+}
+
+/// The composition of `stones` into `out.len()` holes whose bars are `bars`.
+fn counts_of(mut bars: u64, stones: u32, out: &mut [u8]) {
+    let n = out.len();
+    let mut next = 0;
+    for hole in out[..n - 1].iter_mut() {
+        let place = bars.trailing_zeros() as usize;
+        bars &= bars - 1;
+        *hole = (place - next) as u8;
+        next = place + 1;
+    }
+    out[n - 1] = (stones as usize + n - 1 - next) as u8;
 }
 
 impl Game for Mancala {
@@ -246,6 +305,32 @@ mod tests {
             }
             // Every distribution of at most 9 stones over the holes: C(9 + holes, holes).
             assert_eq!(total, retro_index::binomial(9 + holes, holes));
+        }
+    }
+
+    #[test]
+    fn a_board_stepped_from_the_last_is_the_board_unranked() {
+        // `board` steps from the board this thread built last when the index follows it:
+        // walking a slice in order must give what out-of-order lookups (unranked) give, for
+        // both rings (4 and 8 holes per side) alternating on one thread.
+        let games = [
+            Mancala::new(8, 7, EndlessRule::CutOff).unwrap(),
+            Mancala::new(16, 7, EndlessRule::CutOff).unwrap(),
+        ];
+        for stones in [1, 5, 7] {
+            for first in [0, stones / 2, stones] {
+                let slice = Mancala::slice_of(stones, first);
+                let walked: Vec<Vec<Board>> = games
+                    .iter()
+                    .map(|g| (0..g.slice_len(slice)).map(|i| g.board(slice, i)).collect())
+                    .collect();
+                for (g, boards) in games.iter().zip(&walked) {
+                    // Backwards: never a successor of the last index, so always unranked.
+                    for i in (0..g.slice_len(slice)).rev() {
+                        assert_eq!(g.board(slice, i), boards[i as usize]);
+                    }
+                }
+            }
         }
     }
 }
