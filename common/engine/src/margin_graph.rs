@@ -359,7 +359,6 @@ pub(crate) fn solve_in_memory<G: ScoreGame, F: FinalMargins>(
     let every_slot: Vec<usize> = (0..costs.len()).collect();
     batch.charge(&mut costs, &every_slot, &lens);
     // Only the margins are left to read: free the rest before the tables are copied out.
-    drop(graph);
     drop((pred_bytes, start_bytes, counter_bytes, level_bytes));
 
     // Tables: undecided canonical positions are worth 0, which is what their byte holds.
