@@ -66,7 +66,7 @@ impl TargetArgs {
 
     /// The loop analysis of the chosen game (`retro loops`), or an error naming the games
     /// that have one.
-    pub fn loops(&self, list: usize, limit: u64) -> Result<String> {
+    pub fn loops(&self, options: &retro_games::LoopOptions) -> Result<String> {
         let registration = retro_games::chosen(&self.game)?;
         let Some(loops) = registration.loops else {
             let with: Vec<&str> = retro_games::choices()
@@ -80,7 +80,7 @@ impl TargetArgs {
             );
         };
         let game = self.game()?;
-        loops(&game.definition(), list, limit)
+        loops(&game.definition(), options)
     }
 }
 

@@ -115,10 +115,17 @@ enum Command {
         /// How many endless moves and repetitions to list in full.
         #[arg(long, default_value_t = 20, value_name = "N")]
         list: usize,
-        /// Stop with an error past this many reachable positions (the search keeps them all
-        /// in memory, about 100 bytes each).
+        /// Stop past this many reachable positions (the search keeps them all in memory,
+        /// about 100 bytes each; with --layers, 8 bytes each and as much again to sort a
+        /// round) and report the positions within the distance (the layers) it finished.
         #[arg(long, default_value_t = 100_000_000, value_name = "N")]
         limit: u64,
+        /// Only count the positions reachable from the start, layer by layer (stones on the
+        /// board, from the start's down): each layer is closed under the moves that capture
+        /// nothing before the captures from it are followed. Lighter than the full analysis,
+        /// so it goes further; progress on standard error.
+        #[arg(long)]
+        layers: bool,
     },
     /// Look up positions: value, moves and principal variation, or a whole file of positions.
     #[command(
@@ -719,8 +726,14 @@ fn run(cli: Cli) -> Result<()> {
             target,
             list,
             limit,
+            layers,
         } => {
-            out!("{}", target.loops(list, limit)?);
+            let options = retro_games::LoopOptions {
+                list,
+                limit,
+                layers,
+            };
+            out!("{}", target.loops(&options)?);
             Ok(())
         }
         Command::Report { tables, slack } => {

@@ -416,3 +416,54 @@ fn loops_reports_the_study_examples_and_consistent_counts() {
     let e = retro_err(&["loops", "--game", "musashi25"]);
     assert!(e.contains("mancala"), "{e}");
 }
+
+/// The rows of a Markdown table whose first cell is a number, split into cells.
+fn numbered_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with("| ") && l.as_bytes()[2].is_ascii_digit())
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+#[test]
+fn loops_by_layers_count_what_the_distance_search_counts() {
+    // 4x2: the distance search and the layer search both finish; their counts per stone
+    // count must agree, and the layers' sides add up.
+    let by_distance = retro_ok(&["loops", "--game", "mancala4"]);
+    let section = &by_distance[by_distance.find("## Positions reachable").unwrap()..];
+    let section = &section[..section.find("## Endless").unwrap()];
+    let expected: std::collections::BTreeMap<u32, u64> = numbered_rows(section)
+        .iter()
+        .map(|r| (r[1].parse().unwrap(), r[2].parse().unwrap()))
+        .collect();
+    let by_layers = retro_ok(&["loops", "--game", "mancala4", "--layers"]);
+    assert!(!by_layers.contains("Partial"), "{by_layers}");
+    let mut total = 0;
+    for row in numbered_rows(&by_layers) {
+        let stones: u32 = row[1].parse().unwrap();
+        let positions: u64 = row[2].parse().unwrap();
+        let first: u64 = row[3].parse().unwrap();
+        let second: u64 = row[4].parse().unwrap();
+        assert_eq!(first + second, positions, "{stones} stones");
+        assert_eq!(
+            positions,
+            expected.get(&stones).copied().unwrap_or(0),
+            "{stones} stones"
+        );
+        total += positions;
+    }
+    assert_eq!(total, expected.values().sum::<u64>());
+    assert!(
+        by_layers.contains(&format!("| all | {total} |")),
+        "{by_layers}"
+    );
+
+    // A limit stops the search in a layer and says so, with that layer's growth.
+    let partial = retro_ok(&["loops", "--game", "mancala4", "--layers", "--limit", "500"]);
+    assert!(partial.contains("**Partial search**"), "{partial}");
+    assert!(partial.contains("(incomplete) | more than"), "{partial}");
+    assert!(
+        partial.contains("| round | positions | ratio |"),
+        "{partial}"
+    );
+}

@@ -29,9 +29,11 @@ use std::sync::Arc;
 /// Opens the explorer of a definition ([`Registration::explore`]).
 pub type OpenExplorer = fn(&serde_json::Value) -> Result<Box<dyn Explore>>;
 
-/// The loop analysis of a definition as Markdown, with at most so many cases listed in full
-/// and so many positions searched ([`Registration::loops`]).
-pub type LoopReport = fn(&serde_json::Value, usize, u64) -> Result<String>;
+/// The loop analysis of a definition as Markdown, searched and listed as the options say
+/// ([`Registration::loops`]).
+pub type LoopReport = fn(&serde_json::Value, &LoopOptions) -> Result<String>;
+
+pub use retro_mancala::loops_report::LoopOptions;
 
 /// One registered game: its name and how a definition becomes the game with its solver.
 pub struct Registration {

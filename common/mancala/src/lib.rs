@@ -11,6 +11,8 @@
 //! * [`job`]: what a solve job records (definition, start, words, summary table);
 //! * [`loops`]: every endless move and repetition reachable from the start, and
 //!   [`loops_report`] that writes them as Markdown;
+//! * [`reach`]: the positions reachable from the start, counted layer by layer (stones on
+//!   the board), lighter than [`loops`] so it goes further;
 //! * [`probe`]: a position's value, every move's, and a best line;
 //! * [`explore`]: positions looked up in solved tables (`retro probe`, `retro verify`).
 
@@ -24,6 +26,7 @@ pub mod job;
 pub mod loops;
 pub mod loops_report;
 pub mod probe;
+pub mod reach;
 pub mod rules;
 pub mod sowing;
 

@@ -3,15 +3,125 @@
 
 use crate::board::{hole_name, Board};
 use crate::loops::{analyse, line_text, start, STUDY_EXAMPLES};
+use crate::reach::{search, Layer};
 use crate::sowing::{play, Play};
 use anyhow::{bail, Result};
 use std::fmt::Write;
 
-/// The loop analysis of the game of `definition` (its ring; no tables needed): at most `list`
-/// endless moves and repetitions in full, and at most `limit` positions searched.
-pub fn report(definition: &serde_json::Value, list: usize, limit: u64) -> Result<String> {
+/// What `retro loops` searches and how much of it it lists.
+#[derive(Clone, Copy, Debug)]
+pub struct LoopOptions {
+    /// Endless moves and repetitions listed in full.
+    pub list: usize,
+    /// The most positions the search holds before it stops.
+    pub limit: u64,
+    /// Count the reachable positions layer by layer ([`crate::reach`]) instead of the
+    /// analysis by distance.
+    pub layers: bool,
+}
+
+/// The loop analysis of the game of `definition` (its ring; no tables needed), as `options`
+/// say.
+pub fn report(definition: &serde_json::Value, options: &LoopOptions) -> Result<String> {
     let game = <crate::game::Mancala as retro_pipeline::GameRules>::from_definition(definition)?;
-    markdown(game.holes(), list, limit)
+    if options.layers {
+        layers_markdown(game.holes(), options.limit)
+    } else {
+        markdown(game.holes(), options.list, options.limit)
+    }
+}
+
+/// The positions reachable from the start of the ring of `holes` holes, counted layer by
+/// layer (stones on the board) with at most `limit` keys held, as Markdown. Progress goes to
+/// standard error, a line a round.
+pub fn layers_markdown(holes: usize, limit: u64) -> Result<String> {
+    let mut out = String::new();
+    let start = start(holes).map_err(anyhow::Error::msg)?;
+    let started = std::time::Instant::now();
+    let mut said = started;
+    let found = search(start, limit, |layer: &Layer| {
+        // A line every few seconds: small layers pass in a blink.
+        if said.elapsed().as_secs() < 5 {
+            return;
+        }
+        said = std::time::Instant::now();
+        eprintln!(
+            "loops: {} stones, round {}: {} positions ({:.0} s)",
+            layer.stones,
+            layer.growth.len(),
+            layer.growth.last().copied().unwrap_or(0),
+            started.elapsed().as_secs_f64()
+        );
+    });
+    writeln!(
+        out,
+        "# Positions reachable from the start {start} of the {}x2 ring, layer by layer\n",
+        holes / 2
+    )?;
+    writeln!(
+        out,
+        "A layer is the positions with so many stones on the board (board and player to move; \
+         a move that ends the game leads to none). Seeds: the positions of the layer that a \
+         capture from above (or the start) reaches; rounds: breadth-first steps of moves that \
+         capture nothing from the seeds.\n"
+    )?;
+    if let Some(stopped) = &found.stopped {
+        writeln!(
+            out,
+            "**Partial search**: the search stopped in the layer of {} stones, holding more \
+             than {limit} positions ({} in that layer, {} captures waiting in the layers \
+             below); the layers listed above it are complete.\n",
+            stopped.layer.stones,
+            stopped.layer.positions(),
+            stopped.waiting_below
+        )?;
+    }
+    writeln!(
+        out,
+        "| stones on the board | positions | first to move | second to move | seeds | rounds |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    for layer in &found.layers {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            layer.stones,
+            layer.positions(),
+            layer.first_to_move,
+            layer.second_to_move,
+            layer.seeds,
+            layer.growth.len()
+        )?;
+    }
+    match &found.stopped {
+        None => writeln!(out, "| all | {} | | | | |", found.positions())?,
+        Some(stopped) => {
+            let layer = &stopped.layer;
+            writeln!(
+                out,
+                "| {} (incomplete) | more than {} | | | {} | {} so far |",
+                layer.stones,
+                layer.positions(),
+                layer.seeds,
+                layer.growth.len()
+            )?;
+            writeln!(
+                out,
+                "\nGrowth of the incomplete layer (positions known after each round, and the \
+                 ratio to the round before):\n"
+            )?;
+            writeln!(out, "| round | positions | ratio |")?;
+            writeln!(out, "|---|---|---|")?;
+            for (i, n) in layer.growth.iter().enumerate() {
+                let ratio = match i {
+                    0 => String::new(),
+                    _ => format!("{:.3}", *n as f64 / layer.growth[i - 1] as f64),
+                };
+                writeln!(out, "| {} | {n} | {ratio} |", i + 1)?;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The loop analysis, as Markdown, of the ring of `holes` holes: at most `list` endless moves and
