@@ -128,43 +128,40 @@ impl ByteArray {
     /// The bytes as 64-bit relaxed atomics (bitmaps), for concurrent updates. The length must
     /// be a multiple of 8.
     pub fn atomic_words(&self) -> &[AtomicU64] {
-        let bytes: &[u8] = self;
-        assert!(
-            bytes.len().is_multiple_of(8),
-            "word array length must be a multiple of 8"
-        );
-        if bytes.is_empty() {
-            return &[];
-        }
-        assert!(
-            (bytes.as_ptr() as usize).is_multiple_of(8),
-            "memory maps are page-aligned"
-        );
-        // SAFETY: AtomicU64 has the size and bit validity of u64; the map is page-aligned (so
-        // 8-aligned, checked above) and the length is a multiple of 8; no `&mut` can exist
-        // while `self` is borrowed.
-        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU64>(), bytes.len() / 8) }
+        // SAFETY: AtomicU64 has the size and bit validity of u64.
+        unsafe { self.atomic_view::<AtomicU64>() }
     }
 
     /// The bytes as 32-bit relaxed atomics (counts and offsets), for concurrent updates. The
     /// length must be a multiple of 4.
     pub fn atomic_u32s(&self) -> &[AtomicU32] {
+        // SAFETY: AtomicU32 has the size and bit validity of u32.
+        unsafe { self.atomic_view::<AtomicU32>() }
+    }
+
+    /// The bytes as a slice of `A`, checked for length and alignment.
+    ///
+    /// # Safety
+    /// `A` must be an atomic integer type: every bit pattern of its size valid, and shared
+    /// references allowed to write (interior mutability).
+    unsafe fn atomic_view<A>(&self) -> &[A] {
+        let width = std::mem::size_of::<A>();
         let bytes: &[u8] = self;
         assert!(
-            bytes.len().is_multiple_of(4),
-            "u32 array length must be a multiple of 4"
+            bytes.len().is_multiple_of(width),
+            "atomic array length must be a multiple of {width}"
         );
         if bytes.is_empty() {
             return &[];
         }
         assert!(
-            (bytes.as_ptr() as usize).is_multiple_of(4),
+            (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<A>()),
             "memory maps are page-aligned"
         );
-        // SAFETY: AtomicU32 has the size and bit validity of u32; the map is page-aligned (so
-        // 4-aligned, checked above) and the length is a multiple of 4; no `&mut` can exist
-        // while `self` is borrowed.
-        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU32>(), bytes.len() / 4) }
+        // SAFETY: the caller's type has a valid value for every bit pattern; the pointer is
+        // aligned for it (checked above) and the length a multiple of its size; no `&mut` can
+        // exist while `self` is borrowed.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<A>(), bytes.len() / width) }
     }
 
     /// The bytes as relaxed atomics, for concurrent updates.

@@ -52,7 +52,8 @@ pub fn layers_markdown(holes: usize, limit: u64) -> Result<String> {
             layer.growth.last().copied().unwrap_or(0),
             started.elapsed().as_secs_f64()
         );
-    });
+    })
+    .map_err(anyhow::Error::msg)?;
     writeln!(
         out,
         "# Positions reachable from the start {start} of the {}x2 ring, layer by layer\n",

@@ -136,11 +136,15 @@ fn normalise(v: &mut Vec<u64>) {
 
 /// Searches every position reachable from `start`, layer by layer. `limit` bounds the keys
 /// held at once (8 bytes each; sorting a round needs as much again): past it the search stops
-/// and says where. `progress` hears of every round (the layer so far).
-pub fn search(start: Position, limit: u64, mut progress: impl FnMut(&Layer)) -> Reachable {
+/// and says where. `progress` hears of every round (the layer so far). Fails on a ring or a
+/// stone count the solver's numbering does not cover ([`Mancala::new`]).
+pub fn search(
+    start: Position,
+    limit: u64,
+    mut progress: impl FnMut(&Layer),
+) -> Result<Reachable, String> {
     let top = start.board.total();
-    let game = Mancala::new(start.board.holes(), top, EndlessRule::CutOff)
-        .expect("a searched ring is a solvable ring");
+    let game = Mancala::new(start.board.holes(), top, EndlessRule::CutOff)?;
     let mut seeds: Vec<Vec<u64>> = vec![Vec::new(); top as usize + 1];
     // Lengths of the seed lists when they were last sorted and cleared of repeats.
     let mut sorted_at = vec![0usize; top as usize + 1];
@@ -164,13 +168,13 @@ pub fn search(start: Position, limit: u64, mut progress: impl FnMut(&Layer)) -> 
             let waiting: usize = seeds.iter().map(Vec::len).sum();
             if (visited.len() + waiting) as u64 > limit {
                 count_sides(&mut layer, &visited);
-                return Reachable {
+                return Ok(Reachable {
                     layers,
                     stopped: Some(Stopped {
                         layer,
                         waiting_below: waiting as u64,
                     }),
-                };
+                });
             }
             let found: Vec<(Vec<u64>, Vec<u64>)> = frontier
                 .par_chunks(1 << 14)
@@ -198,10 +202,10 @@ pub fn search(start: Position, limit: u64, mut progress: impl FnMut(&Layer)) -> 
         count_sides(&mut layer, &visited);
         layers.push(layer);
     }
-    Reachable {
+    Ok(Reachable {
         layers,
         stopped: None,
-    }
+    })
 }
 
 /// Counts the positions of `visited` (the keys of `layer`) by side to move.
@@ -261,12 +265,18 @@ mod tests {
     }
 
     #[test]
+    fn a_ring_the_numbering_does_not_cover_is_an_error() {
+        let start = loops::start(18).unwrap();
+        assert!(search(start, 10, |_| {}).is_err());
+    }
+
+    #[test]
     fn layers_count_what_the_breadth_first_search_finds() {
         // 4x2: the whole reachable set fits the distance search; both must agree per layer.
         let start = loops::start(8).unwrap();
         let by_distance = loops::analyse(start, u64::MAX).unwrap();
         assert!(by_distance.complete_to.is_none());
-        let by_layer = search(start, u64::MAX, |_| {});
+        let by_layer = search(start, u64::MAX, |_| {}).unwrap();
         assert!(by_layer.stopped.is_none());
         for layer in &by_layer.layers {
             let expected = by_distance
