@@ -33,8 +33,8 @@ pub struct Layer {
     pub second_to_move: u64,
     /// Seeds the layer had (distinct positions captures from above land on, and the start).
     pub seeds: u64,
-    /// Positions known after each breadth-first round inside the layer (round `r` adds the
-    /// positions `r` non-capturing moves from the nearest seed, and no nearer).
+    /// Positions known after each breadth-first round inside the layer: round 1 is the seeds,
+    /// round `r` adds the positions `r - 1` non-capturing moves from the nearest seed.
     pub growth: Vec<u64>,
 }
 
