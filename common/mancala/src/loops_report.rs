@@ -33,7 +33,7 @@ pub fn report(definition: &serde_json::Value, options: &LoopOptions) -> Result<S
 
 /// The positions reachable from the start of the ring of `holes` holes, counted layer by
 /// layer (stones on the board) with at most `limit` keys held, as Markdown. Progress goes to
-/// standard error, a line a round.
+/// standard error, a line every few seconds.
 pub fn layers_markdown(holes: usize, limit: u64) -> Result<String> {
     let mut out = String::new();
     let start = start(holes).map_err(anyhow::Error::msg)?;

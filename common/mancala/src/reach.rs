@@ -17,9 +17,10 @@ use crate::game::Mancala;
 use crate::rules::{for_each_move, EndlessRule, Outcome};
 use rayon::prelude::*;
 use retro_engine::{Side, SliceId};
+use retro_index::compositions;
 
-/// Bits of a key below the slice: the index (at most 2^36 for 16 holes and 48 stones) and
-/// the side to move.
+/// Bits of a key below the slice: the index (below 2^36: 16 holes hold up to 32 stones, the
+/// 8x2 start's, in slices of at most C(23, 7)^2 = 6.0e10 positions) and the side to move.
 const SLICE_SHIFT: u32 = 37;
 
 /// The reachable positions of one layer (stones on the board).
@@ -145,6 +146,17 @@ pub fn search(
 ) -> Result<Reachable, String> {
     let top = start.board.total();
     let game = Mancala::new(start.board.holes(), top, EndlessRule::CutOff)?;
+    // Keys hold a slice's index in SLICE_SHIFT - 1 bits; the largest slice of the top layer
+    // (stones split evenly between the sides) is the largest of any layer.
+    let per_side = start.board.per_side();
+    let largest = compositions(top / 2, per_side) * compositions(top - top / 2, per_side);
+    if largest >= 1 << (SLICE_SHIFT - 1) {
+        return Err(format!(
+            "{top} stones on {} holes: slices of {largest} positions are too large for the \
+             search's keys",
+            start.board.holes()
+        ));
+    }
     let mut seeds: Vec<Vec<u64>> = vec![Vec::new(); top as usize + 1];
     // Lengths of the seed lists when they were last sorted and cleared of repeats.
     let mut sorted_at = vec![0usize; top as usize + 1];
@@ -268,6 +280,10 @@ mod tests {
     fn a_ring_the_numbering_does_not_cover_is_an_error() {
         let start = loops::start(18).unwrap();
         assert!(search(start, 10, |_| {}).is_err());
+        // 48 stones on 16 holes: slices beyond the keys' index bits.
+        let crowded = Position::parse("0,6,0,6,0,6,0,6,0,6,0,6,0,6,0,6 first").unwrap();
+        let e = search(crowded, 10, |_| {}).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
     }
 
     #[test]
