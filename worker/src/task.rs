@@ -106,6 +106,7 @@ pub fn run_task(
             plan.placement,
             &scratch,
             &write_shard,
+            None,
             |report| {
                 if let Some(p) = progress.lock().expect("progress lock").as_mut() {
                     p.ply = report.ply;

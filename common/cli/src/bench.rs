@@ -69,6 +69,7 @@ pub fn bench(
                     quiet: true,
                     memory_budget: retro_worker::cli::machine_memory(),
                     out_of_core: false,
+                    checkpoint_every: None,
                 };
                 in_process::run(&*make_game(), &opts)?
             };

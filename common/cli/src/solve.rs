@@ -15,12 +15,14 @@ use retro_pipeline::lock::DirLock;
 use retro_pipeline::stage::{
     compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
 };
-use retro_pipeline::{job_dir, FinalSlice, Finals, JobGame, Start, COUNTS_FILE, SCRATCH};
+use retro_pipeline::{
+    job_dir, FinalSlice, Finals, JobGame, StageCheckpoints, Start, COUNTS_FILE, SCRATCH,
+};
 use retro_store::{write_atomic, Manifest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
-use tracing::info;
+use std::time::{Duration, Instant};
+use tracing::{info, warn};
 
 /// How to run a solve.
 pub struct SolveOptions {
@@ -38,6 +40,10 @@ pub struct SolveOptions {
     pub memory_budget: u64,
     /// Solve every stage out of core, even those that would fit in memory.
     pub out_of_core: bool,
+    /// Take a checkpoint inside a stage whenever this long has passed since the last one (zero:
+    /// after every ply), so that a killed solve loses at most that much of a stage; `None`:
+    /// none (a killed stage starts over).
+    pub checkpoint_every: Option<Duration>,
 }
 
 /// What a finished solve reports.
@@ -327,6 +333,9 @@ fn stage_worker(
         let write_table = |t: &retro_pipeline::EncodedSlice| -> Result<()> {
             Ok(write_atomic(&out.join(&t.record.file), &t.bytes)?)
         };
+        let keeper = opts
+            .checkpoint_every
+            .map(|every| Arc::new(StageCheckpoints::new(out, &stage.name, every)));
         let output = pool.install(|| {
             compute_stage(
                 game,
@@ -336,6 +345,7 @@ fn stage_worker(
                 placement,
                 &scratch,
                 &write_table,
+                keeper.clone(),
                 |report| {
                     let step = report.resolved.min(stage_slots - shown);
                     shown += step;
@@ -360,6 +370,12 @@ fn stage_worker(
         st.running_memory -= st.plans[i].memory;
         st.manifest.complete = st.done.iter().all(|&d| d);
         st.manifest.save(out)?;
+        // The stage is committed: its checkpoints are of no more use.
+        if let Some(keeper) = &keeper {
+            if let Err(e) = keeper.remove() {
+                warn!(dir = %keeper.dir().display(), error = %e, "cannot remove checkpoints");
+            }
+        }
         st.solved_positions += stage_slots;
         let reports: Vec<SliceReport> = stage
             .slices

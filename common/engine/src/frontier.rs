@@ -102,6 +102,11 @@ impl Frontier {
             .sum()
     }
 
+    /// Number of lists (sections).
+    pub(crate) fn sections(&self) -> usize {
+        self.slots.len()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }

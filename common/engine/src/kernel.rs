@@ -19,6 +19,7 @@
 //! (`2 * slot + side`).
 
 use crate::atomic::{ByteArray, ScratchError};
+use crate::checkpoint::{CarriedTimes, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape};
 use crate::distinct::Distinct;
 use crate::frontier::{Frontier, SlotLists};
 use crate::game::{Game, Side, SliceId, Stage};
@@ -115,6 +116,14 @@ pub enum KernelError {
         /// separate link of the error chain).
         error: ScratchError,
     },
+    /// A checkpoint of the stage could not be saved, or a restored one does not fit the stage.
+    #[error("stage {stage}: checkpoint: {what}")]
+    Checkpoint {
+        /// The stage's name.
+        stage: String,
+        /// What went wrong (the keeper names its files).
+        what: String,
+    },
     /// The game broke a contract of the [`Game`] trait.
     #[error("stage {stage}: game contract violated: {what}")]
     Contract {
@@ -203,6 +212,22 @@ impl StageArrays {
         Ok((arrays, file_bytes, resident))
     }
 
+    /// Every array as bytes to be overwritten by a restored checkpoint.
+    fn restore_into(&mut self) -> RestoreInto<'_> {
+        RestoreInto {
+            values: self
+                .values
+                .iter_mut()
+                .map(|[a, b]| [&mut a[..], &mut b[..]])
+                .collect(),
+            finals: self
+                .finals
+                .iter_mut()
+                .map(|[a, b]| [&mut a[..], &mut b[..]])
+                .collect(),
+        }
+    }
+
     /// Drops the resident pages of slot `s`'s arrays (file-backed ones only).
     fn release(&self, s: usize) {
         for a in self.values[s].iter().chain(&self.finals[s]) {
@@ -275,8 +300,38 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         stage: stage.name.clone(),
         error: e,
     };
-    let (arrays, file_bytes, resident_limit) =
+    let (mut arrays, file_bytes, resident_limit) =
         StageArrays::allocate(&lens, space).map_err(scratch_error)?;
+    let shape = StageShape {
+        name: stage.name.clone(),
+        lens: lens.clone(),
+    };
+    let keeper = space.checkpoints();
+    let checkpoint_error = |what: String| KernelError::Checkpoint {
+        stage: stage.name.clone(),
+        what,
+    };
+    // A checkpoint of this stage, if the keeper has one: its arrays go straight into ours.
+    let restored = match keeper {
+        Some(keeper) => {
+            let restored = keeper.restore(&shape, &mut arrays.restore_into());
+            for s in 0..n {
+                arrays.release(s);
+            }
+            match restored {
+                Ok(restored) => restored,
+                // A damaged checkpoint (the keeper has reported it) may have been read in
+                // part: the stage starts afresh, on fresh arrays.
+                Err(_) => {
+                    drop(arrays);
+                    let (fresh, ..) = StageArrays::allocate(&lens, space).map_err(scratch_error)?;
+                    arrays = fresh;
+                    None
+                }
+            }
+        }
+        None => None,
+    };
     let mut residency = Residency::new(resident_limit, file_bytes);
     let mut after_batch = |touched: &[bool]| {
         for s in residency.after_batch(touched) {
@@ -325,100 +380,116 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         what,
     };
 
-    // Positions lost at once (the frontier of ply 1), and scheduled exits by ply. During
-    // initialisation the tasks add to them directly (out of core they go to disk at once).
-    let lost = Mutex::new(Frontier::new(lists, space));
-    let overflow_found: Vec<Mutex<Vec<(u64, u32)>>> =
-        (0..lists).map(|_| Mutex::new(Vec::new())).collect();
-    let scheduled: Vec<Mutex<Frontier>> = (0..BUCKETS)
-        .map(|_| Mutex::new(Frontier::new(lists, space)))
-        .collect();
-    // Canonical positions per side not yet final (decides between push and pull).
-    let mut open = [0u64; 2];
-    let sweep = Sweep {
-        game,
-        roles,
-        slot_of: &slot_of,
-        finals,
-    };
-
-    // Initialisation: one sweep over the slices, a batch of slots at a time.
-    for batch in &batches {
-        let batch_start = BatchStart::now();
-        let tasks: Vec<(u32, u64)> = batch
-            .iter()
-            .flat_map(|&s| (0..lens[s].div_ceil(SWEEP_CHUNK)).map(move |c| (s as u32, c)))
-            .collect();
-        let outcomes: Vec<(u64, Option<String>)> = tasks
-            .par_iter()
-            .map(|&(s, chunk)| {
-                clocks.time(s as usize, || {
-                    let slice = stage.slices[s as usize];
-                    let start = chunk * SWEEP_CHUNK;
-                    let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
-                    let mut seeds = Seeds::default();
-                    let sections = Side::BOTH.map(|side| *section(s as usize, side));
-                    sweep.sweep(slice, start..end, sections, &mut seeds);
-                    {
-                        let mut lost = lost.lock().expect("frontier lock");
-                        for side in Side::BOTH {
-                            let keys = std::mem::take(&mut seeds.lost[side.index()]);
-                            lost.push(section_of(s, side), keys);
-                        }
-                    }
-                    for side in Side::BOTH {
-                        let found = std::mem::take(&mut seeds.overflow[side.index()]);
-                        if !found.is_empty() {
-                            overflow_found[section_of(s, side)]
-                                .lock()
-                                .expect("overflow lock")
-                                .extend(found);
-                        }
-                    }
-                    for ((ply, side), keys) in seeds.exits {
-                        scheduled[ply as usize]
-                            .lock()
-                            .expect("frontier lock")
-                            .push(section_of(s, side), keys);
-                    }
-                    (seeds.canonical, seeds.error)
-                })
-            })
-            .collect();
-        for (canonical, error) in outcomes {
-            if let Some(what) = error {
-                return Err(contract(what));
-            }
-            open[0] += canonical;
-            open[1] += canonical;
-        }
-        let mut touched = vec![false; n];
-        for &s in batch {
-            touched[s] = true;
-        }
-        after_batch(&touched);
-        finals.release();
-        batch_start.charge(&mut times.slices, batch, &lens);
-    }
-    let mut frontier = lost.into_inner().expect("frontier lock");
-    let mut exits: Vec<Frontier> = scheduled
-        .into_iter()
-        .map(|f| f.into_inner().expect("frontier lock"))
-        .collect();
     let of_side = |side: Side| move |sec: usize| slot_side(sec).1 == side;
-    for side in Side::BOTH {
-        open[side.index()] -= frontier.len_where(of_side(side));
-    }
+    // The state at the first ply to run: a restored checkpoint's, or the initial sweep's.
+    let (mut frontier, mut exits, overflow, mut open, first_ply) = if let Some(r) = restored {
+        let state = restored_state(r, &shape, space).map_err(checkpoint_error)?;
+        times.init = state.times.init;
+        times.claim_plies = state.times.claim_plies;
+        times.count_plies = state.times.count_plies;
+        (
+            state.frontier,
+            state.exits,
+            state.overflow,
+            state.open,
+            state.ply,
+        )
+    } else {
+        // Positions lost at once (the frontier of ply 1), and scheduled exits by ply. During
+        // initialisation the tasks add to them directly (out of core they go to disk at once).
+        let lost = Mutex::new(Frontier::new(lists, space));
+        let overflow_found: Vec<Mutex<Vec<(u64, u32)>>> =
+            (0..lists).map(|_| Mutex::new(Vec::new())).collect();
+        let scheduled: Vec<Mutex<Frontier>> = (0..BUCKETS)
+            .map(|_| Mutex::new(Frontier::new(lists, space)))
+            .collect();
+        // Canonical positions per side not yet final (decides between push and pull).
+        let mut open = [0u64; 2];
+        let sweep = Sweep {
+            game,
+            roles,
+            slot_of: &slot_of,
+            finals,
+        };
 
-    let overflow: Vec<Vec<OverflowCounter>> = overflow_found
-        .into_iter()
-        .map(|found| overflow_table(found.into_inner().expect("overflow lock")))
-        .collect();
+        // Initialisation: one sweep over the slices, a batch of slots at a time.
+        for batch in &batches {
+            let batch_start = BatchStart::now();
+            let tasks: Vec<(u32, u64)> = batch
+                .iter()
+                .flat_map(|&s| (0..lens[s].div_ceil(SWEEP_CHUNK)).map(move |c| (s as u32, c)))
+                .collect();
+            let outcomes: Vec<(u64, Option<String>)> = tasks
+                .par_iter()
+                .map(|&(s, chunk)| {
+                    clocks.time(s as usize, || {
+                        let slice = stage.slices[s as usize];
+                        let start = chunk * SWEEP_CHUNK;
+                        let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
+                        let mut seeds = Seeds::default();
+                        let sections = Side::BOTH.map(|side| *section(s as usize, side));
+                        sweep.sweep(slice, start..end, sections, &mut seeds);
+                        {
+                            let mut lost = lost.lock().expect("frontier lock");
+                            for side in Side::BOTH {
+                                let keys = std::mem::take(&mut seeds.lost[side.index()]);
+                                lost.push(section_of(s, side), keys);
+                            }
+                        }
+                        for side in Side::BOTH {
+                            let found = std::mem::take(&mut seeds.overflow[side.index()]);
+                            if !found.is_empty() {
+                                overflow_found[section_of(s, side)]
+                                    .lock()
+                                    .expect("overflow lock")
+                                    .extend(found);
+                            }
+                        }
+                        for ((ply, side), keys) in seeds.exits {
+                            scheduled[ply as usize]
+                                .lock()
+                                .expect("frontier lock")
+                                .push(section_of(s, side), keys);
+                        }
+                        (seeds.canonical, seeds.error)
+                    })
+                })
+                .collect();
+            for (canonical, error) in outcomes {
+                if let Some(what) = error {
+                    return Err(contract(what));
+                }
+                open[0] += canonical;
+                open[1] += canonical;
+            }
+            let mut touched = vec![false; n];
+            for &s in batch {
+                touched[s] = true;
+            }
+            after_batch(&touched);
+            finals.release();
+            batch_start.charge(&mut times.slices, batch, &lens);
+        }
+        let frontier = lost.into_inner().expect("frontier lock");
+        let exits: Vec<Frontier> = scheduled
+            .into_iter()
+            .map(|f| f.into_inner().expect("frontier lock"))
+            .collect();
+        for side in Side::BOTH {
+            open[side.index()] -= frontier.len_where(of_side(side));
+        }
+
+        let overflow: Vec<Vec<OverflowCounter>> = overflow_found
+            .into_iter()
+            .map(|found| overflow_table(found.into_inner().expect("overflow lock")))
+            .collect();
+        times.init = clock.elapsed();
+        (frontier, exits, overflow, open, 1u32)
+    };
     let sections = sections_with(&values, &final_bits, &roles, &overflow);
     let section = |slot: usize, side: Side| &sections[2 * slot + side.index()];
 
-    times.init = clock.elapsed();
-    let mut ply = 1u32;
+    let mut ply = first_ply;
     loop {
         if frontier.is_empty() && !exits[ply as usize..].iter().any(|b| !b.is_empty()) {
             break;
@@ -602,6 +673,45 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             expanded,
         });
         ply += 1;
+        if let Some(keeper) = keeper.filter(|k| k.due()) {
+            frontier.seal().map_err(scratch_error)?;
+            for later in &mut exits[ply as usize..] {
+                later.seal().map_err(scratch_error)?;
+            }
+            let release = |s: usize| arrays.release(s);
+            let snapshot = PlySnapshot {
+                shape: &shape,
+                ply,
+                open,
+                times: CarriedTimes {
+                    init: times.init,
+                    claim_plies: times.claim_plies,
+                    count_plies: times.count_plies,
+                },
+                values: arrays
+                    .values
+                    .iter()
+                    .map(|[a, b]| [&a[..], &b[..]])
+                    .collect(),
+                finals: arrays
+                    .finals
+                    .iter()
+                    .map(|[a, b]| [&a[..], &b[..]])
+                    .collect(),
+                overflow: overflow
+                    .iter()
+                    .map(|table| {
+                        table
+                            .iter()
+                            .map(|c| (c.index, c.remaining.load(Relaxed)))
+                            .collect()
+                    })
+                    .collect(),
+                lists: snapshot_lists(&frontier, &exits, ply),
+                release: &release,
+            };
+            keeper.save(&snapshot).map_err(checkpoint_error)?;
+        }
     }
 
     // Positions whose counter never reached zero are draws.
@@ -634,6 +744,101 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         .map(|(&slice, values)| SolvedSlice { slice, values })
         .collect();
     Ok((solved, times))
+}
+
+/// The non-empty lists a checkpoint after ply `ply - 1` holds (all sealed): the frontier the
+/// next ply expands and the exits scheduled for plies from `ply` on.
+fn snapshot_lists<'a>(
+    frontier: &'a Frontier,
+    exits: &'a [Frontier],
+    ply: u32,
+) -> Vec<(ListId, Vec<&'a [u64]>)> {
+    let pieces = |list: &'a Frontier, section: usize| -> Vec<&'a [u64]> {
+        list.chunks(&[section])
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect()
+    };
+    let mut lists = Vec::new();
+    for section in 0..frontier.sections() {
+        let keys = pieces(frontier, section);
+        if !keys.is_empty() {
+            let id = ListId::Frontier {
+                section: section as u32,
+            };
+            lists.push((id, keys));
+        }
+    }
+    for (at, list) in exits.iter().enumerate().skip(ply as usize) {
+        for section in 0..list.sections() {
+            let keys = pieces(list, section);
+            if !keys.is_empty() {
+                let id = ListId::Exit {
+                    ply: at as u32,
+                    section: section as u32,
+                };
+                lists.push((id, keys));
+            }
+        }
+    }
+    lists
+}
+
+/// The kernel's state from a restored checkpoint, checked against the stage.
+struct ResumedState {
+    ply: u32,
+    open: [u64; 2],
+    times: CarriedTimes,
+    frontier: Frontier,
+    exits: Vec<Frontier>,
+    overflow: Vec<Vec<OverflowCounter>>,
+}
+
+/// Turns a restored checkpoint into the kernel's lists and tables; fails (naming the problem)
+/// on one that cannot be a state of `shape`.
+fn restored_state(
+    restored: RestoredPly,
+    shape: &StageShape,
+    space: &Workspace,
+) -> Result<ResumedState, String> {
+    let lists = 2 * shape.lens.len();
+    let ply = restored.ply;
+    if ply == 0 || ply as usize >= BUCKETS {
+        return Err(format!("ply {ply} is out of range"));
+    }
+    if restored.overflow.len() != lists {
+        return Err(format!(
+            "{} overflow tables for {lists} sections",
+            restored.overflow.len()
+        ));
+    }
+    let mut frontier = Frontier::new(lists, space);
+    let mut exits: Vec<Frontier> = (0..BUCKETS).map(|_| Frontier::new(lists, space)).collect();
+    for (id, keys) in restored.lists {
+        match id {
+            ListId::Frontier { section } if (section as usize) < lists => {
+                frontier.push(section as usize, keys)
+            }
+            ListId::Exit { ply: at, section }
+                if (section as usize) < lists && at >= ply && (at as usize) < BUCKETS =>
+            {
+                exits[at as usize].push(section as usize, keys)
+            }
+            other => {
+                return Err(format!(
+                    "list {other:?} does not fit the stage at ply {ply}"
+                ))
+            }
+        }
+    }
+    Ok(ResumedState {
+        ply,
+        open: restored.open,
+        times: restored.times,
+        frontier,
+        exits,
+        overflow: restored.overflow.into_iter().map(overflow_table).collect(),
+    })
 }
 
 /// A pull ply over the sections of `side` in the slots of `batch`: every position whose final

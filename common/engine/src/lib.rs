@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod checkpoint;
 mod distinct;
 mod frontier;
 pub mod game;

@@ -231,6 +231,8 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
         slices: vec![SliceCost::default(); stage.slices.len()],
         ..StageTimes::default()
     };
+    // One stage, one kernel run per threshold: a checkpoint of one run is no state of another.
+    let space = &space.without_checkpoints();
     for t in 1..=bound {
         let at = AtThreshold { game, finals, t };
         let (solved, run) = solve_stage(&at, stage, &NoFinals, space, &mut on_ply)?;

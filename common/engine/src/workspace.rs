@@ -10,7 +10,9 @@
 //! neighbouring black points; brown moves stay in the slice), so the working set of one step is
 //! one slice and its neighbours, not the stage.
 
+use crate::checkpoint::Checkpoints;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Bytes of the kernel's arrays for a slice of `n` positions: a value byte per side and two
 /// bitmaps (attacker resolved, defender final), each rounded up to whole 64-bit words.
@@ -33,6 +35,9 @@ pub struct Workspace {
     scratch: Option<PathBuf>,
     /// Bytes of slice arrays the kernel may keep resident (out of core only).
     window: u64,
+    /// Where the stage kernel saves its state between plies, and finds it again after a
+    /// crash; `None`: no checkpoints inside the stage.
+    checkpoints: Option<Arc<dyn Checkpoints>>,
 }
 
 impl Workspace {
@@ -41,6 +46,7 @@ impl Workspace {
         Workspace {
             scratch: None,
             window: u64::MAX,
+            checkpoints: None,
         }
     }
 
@@ -50,7 +56,29 @@ impl Workspace {
         Workspace {
             scratch: Some(scratch),
             window,
+            checkpoints: None,
         }
+    }
+
+    /// The same workspace, with the stage kernel taking checkpoints through `keeper` (see
+    /// [`crate::checkpoint`]).
+    pub fn with_checkpoints(mut self, keeper: Arc<dyn Checkpoints>) -> Workspace {
+        self.checkpoints = Some(keeper);
+        self
+    }
+
+    /// The same workspace without checkpoints: for drivers that run the stage kernel several
+    /// times on one stage (a score game's thresholds), whose runs must not resume each other.
+    pub fn without_checkpoints(&self) -> Workspace {
+        Workspace {
+            checkpoints: None,
+            ..self.clone()
+        }
+    }
+
+    /// The keeper of the stage's checkpoints, if any.
+    pub fn checkpoints(&self) -> Option<&dyn Checkpoints> {
+        self.checkpoints.as_deref()
     }
 
     /// The scratch directory, when out of core.

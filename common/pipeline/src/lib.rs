@@ -10,6 +10,8 @@
 //! * [`explore`]: the game boundary for reading solved tables — positions in a game's
 //!   notation, looked up and explained ([`Explore`]).
 //! * [`job_dir`]: creating, recognising and checking a job directory (resume, damaged files).
+//! * [`checkpoint`]: a stage's state between plies, saved in the job directory so that a
+//!   killed stage resumes at its last checkpoint.
 //! * [`stage`]: solving one stage and encoding its slice tables and manifest records.
 //! * [`steps`]: the state and message files of a stage solved in supersteps.
 //! * [`lock`]: one writer per directory (an OS file lock that dies with its process).
@@ -18,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod choice;
 pub mod explore;
 pub mod game;
@@ -28,6 +31,7 @@ pub mod stage;
 pub mod steps;
 pub mod storage;
 
+pub use checkpoint::StageCheckpoints;
 pub use choice::{ChosenOptions, GameChoice, GameOption};
 pub use explore::{
     Explore, Extreme, ExtremeList, Extremes, LookupError, Probe, Query, StoredValues,

@@ -1,5 +1,6 @@
 //! Solving one stage and turning it into slice tables: the unit of work of every driver.
 
+use crate::checkpoint::StageCheckpoints;
 use crate::game::{final_slice, JobGame, Solved};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -126,7 +127,9 @@ pub type WriteTable<'a> = &'a (dyn Fn(&EncodedSlice) -> Result<()> + Sync);
 
 /// Solves stage `stage` of `game` (in the current rayon pool) where `placement` says, encodes
 /// its tables and hands each to `write` as soon as it is encoded (so that a stage's tables are
-/// never all in memory at once). Out of core, scratch files go to `scratch` (created if missing;
+/// never all in memory at once). With `checkpoints` the kernel resumes from the stage's last
+/// checkpoint, if any, and takes new ones as they fall due; the caller removes them once the
+/// stage's tables are committed. Out of core, scratch files go to `scratch` (created if missing;
 /// every file in it is unlinked as soon as it is created, so a killed run leaves nothing there).
 #[allow(clippy::too_many_arguments)]
 pub fn compute_stage(
@@ -137,6 +140,7 @@ pub fn compute_stage(
     placement: Placement,
     scratch: &Path,
     write: WriteTable,
+    checkpoints: Option<Arc<StageCheckpoints>>,
     mut on_ply: impl FnMut(PlyReport),
 ) -> Result<StageOutput> {
     let stages = game.stages();
@@ -148,6 +152,10 @@ pub fn compute_stage(
             })?;
             Workspace::out_of_core(scratch.to_path_buf(), window)
         }
+    };
+    let space = match checkpoints {
+        Some(keeper) => space.with_checkpoints(keeper),
+        None => space,
     };
     let out_of_core = placement != Placement::InMemory;
     release_free_memory();

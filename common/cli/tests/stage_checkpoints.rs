@@ -1,0 +1,196 @@
+//! Checkpoints inside a stage: a solve killed (SIGKILL) in the middle of a stage resumes at the
+//! stage's last checkpoint, not at its start, and writes tables byte-identical to an
+//! uninterrupted solve — in memory and out of core; a damaged checkpoint is reported by name
+//! and not used.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+use support::*;
+
+/// The stage checkpoints in force under `out`, as `(stage directory, checkpoint directory)`.
+fn checkpoints_in_force(out: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let Ok(stages) = std::fs::read_dir(out.join("checkpoints")) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for stage in stages.flatten() {
+        let current = stage.path().join("CURRENT");
+        let Ok(text) = std::fs::read_to_string(&current) else {
+            continue;
+        };
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let dir = json["current"]["dir"].as_str().unwrap().to_string();
+        found.push((stage.path(), stage.path().join(dir)));
+    }
+    found
+}
+
+fn start(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_retro"))
+        .args(args)
+        .env("RETRO_LOG", "warn")
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until a checkpoint at ply `ply` or later of a stage of at least `browns` browns is in
+/// force (one the current run saved: none was there before it), then kills the solve.
+fn kill_mid_stage(child: &mut Child, out: &Path, browns: u32, ply: u32) {
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let late = checkpoints_in_force(out).into_iter().any(|(stage, dir)| {
+            let k: u32 = stage
+                .to_string_lossy()
+                .rsplit('=')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let p: u32 = dir
+                .to_string_lossy()
+                .rsplit('-')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            k >= browns && p >= ply
+        });
+        if late {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the solve finished before a checkpoint of browns >= {browns} at ply >= {ply}"
+        );
+        assert!(Instant::now() < deadline, "no checkpoint appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn log_of(out: &Path) -> String {
+    std::fs::read_to_string(out.join("retro.log")).unwrap()
+}
+
+#[test]
+fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
+    let reference = temp_dir("checkpoint-reference").join("out");
+    retro_ok(&[
+        "solve",
+        "--in-process",
+        "--max-browns",
+        "11",
+        "--quiet",
+        "--no-checkpoints",
+        "--out",
+        s(&reference),
+    ]);
+
+    let out = temp_dir("checkpoint-resumed").join("out");
+    let args = [
+        "solve",
+        "--in-process",
+        "--max-browns",
+        "11",
+        "--quiet",
+        "--checkpoint-minutes",
+        "0",
+        "--out",
+        s(&out),
+    ];
+    // Killed in memory in the middle of a large stage...
+    let mut child = start(&args);
+    kill_mid_stage(&mut child, &out, 10, 10);
+    let before = checkpoints_in_force(&out);
+    assert!(!before.is_empty());
+
+    // ...resumed out of core (file-backed arrays, lists on disk), which saves checkpoints of
+    // its own and is killed again...
+    let mut ooc: Vec<&str> = args.to_vec();
+    ooc.extend(["--out-of-core", "--memory-budget", "260MiB"]);
+    let mut child = start(&ooc);
+    // A checkpoint later than every one in force when it started.
+    let latest = before
+        .iter()
+        .map(|(_, d)| {
+            d.to_string_lossy()
+                .rsplit('-')
+                .next()
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+        })
+        .max()
+        .unwrap();
+    kill_mid_stage(&mut child, &out, 10, latest + 2);
+
+    // ...and finished in memory.
+    retro_ok(&args);
+    let log = log_of(&out);
+    let resumes = log.matches("resuming the stage from a checkpoint").count();
+    assert!(
+        resumes >= 2,
+        "{resumes} resumes from checkpoints in the log:\n{log}"
+    );
+    assert_same_results(&reference, &out);
+    assert!(
+        !out.join("checkpoints").exists(),
+        "checkpoints are removed once their stages are committed"
+    );
+}
+
+#[test]
+fn a_damaged_checkpoint_is_reported_by_name_and_not_used() {
+    let reference = temp_dir("checkpoint-damage-reference").join("out");
+    retro_ok(&[
+        "solve",
+        "--in-process",
+        "--max-browns",
+        "10",
+        "--quiet",
+        "--no-checkpoints",
+        "--out",
+        s(&reference),
+    ]);
+    let out = temp_dir("checkpoint-damaged").join("out");
+    let args = [
+        "solve",
+        "--in-process",
+        "--max-browns",
+        "10",
+        "--quiet",
+        "--checkpoint-minutes",
+        "0",
+        "--out",
+        s(&out),
+    ];
+    let mut child = start(&args);
+    kill_mid_stage(&mut child, &out, 9, 8);
+    // Flip one byte in the middle of a slice's arrays in every checkpoint in force.
+    let mut damaged = Vec::new();
+    for (_, dir) in checkpoints_in_force(&out) {
+        let file = dir.join("slot-0.table");
+        let mut bytes = std::fs::read(&file).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x10;
+        std::fs::write(&file, bytes).unwrap();
+        damaged.push(file);
+    }
+    assert!(!damaged.is_empty());
+    retro_ok(&args);
+    let log = log_of(&out);
+    for file in &damaged {
+        assert!(
+            log.lines()
+                .any(|l| l.contains("damaged checkpoint not used")
+                    && l.contains(&*file.to_string_lossy())),
+            "the log names {}:\n{log}",
+            file.display()
+        );
+    }
+    assert_same_results(&reference, &out);
+}

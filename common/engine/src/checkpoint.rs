@@ -1,0 +1,120 @@
+//! Checkpoints inside a stage: the stage kernel's whole state at a ply boundary, handed to a
+//! keeper that saves it, and read back so that a killed solve resumes at that ply instead of
+//! at the start of the stage.
+//!
+//! At a ply boundary the state is the same whatever the thread schedule was: every position of
+//! value up to the ply is final, every counter has lost exactly the successors resolved so far,
+//! and the lists hold the same keys (their order differs, which the kernel never depends on).
+//! So a stage resumed from a checkpoint ends with tables byte-identical to an uninterrupted
+//! solve. The engine defines *what* a checkpoint holds ([`PlySnapshot`], [`RestoredPly`]); a
+//! driver decides *where and how* it is stored by implementing [`Checkpoints`] (the job
+//! directory's files, checksummed, in `retro-pipeline`).
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+/// Which of the kernel's lists of keys a list of a checkpoint is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ListId {
+    /// The frontier the next ply expands, of section `section` (`2 * slot + side`).
+    Frontier {
+        /// The section.
+        section: u32,
+    },
+    /// The exits scheduled for ply `ply` (a later one), of section `section`.
+    Exit {
+        /// The ply they are applied at.
+        ply: u32,
+        /// The section.
+        section: u32,
+    },
+}
+
+/// The shape of a stage, which a checkpoint must match to be restored into it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageShape {
+    /// The stage's name ("browns=12").
+    pub name: String,
+    /// Index slots of each slice of the stage, in slot order.
+    pub lens: Vec<u64>,
+}
+
+/// Kernel times carried over a resume, so that a resumed stage reports all its work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CarriedTimes {
+    /// The initial sweep.
+    pub init: Duration,
+    /// The claim plies so far.
+    pub claim_plies: Duration,
+    /// The count plies so far.
+    pub count_plies: Duration,
+}
+
+/// The kernel's state after a ply, borrowed from the kernel while it is saved.
+pub struct PlySnapshot<'a> {
+    /// The stage.
+    pub shape: &'a StageShape,
+    /// The next ply to run.
+    pub ply: u32,
+    /// Canonical positions per side not yet final.
+    pub open: [u64; 2],
+    /// The kernel's times so far.
+    pub times: CarriedTimes,
+    /// Per slot and side: the value bytes (counters of open positions).
+    pub values: Vec<[&'a [u8]; 2]>,
+    /// Per slot and side: the final bits, as bytes.
+    pub finals: Vec<[&'a [u8]; 2]>,
+    /// Per section: the counters too large for a byte, as `(index, remaining)`.
+    pub overflow: Vec<Vec<(u64, u32)>>,
+    /// The non-empty lists, each in pieces.
+    pub lists: Vec<(ListId, Vec<&'a [u64]>)>,
+    /// Drops the resident pages of a slot's arrays once they are saved (out of core the arrays
+    /// are file-backed, and reading them all would otherwise fill memory).
+    pub release: &'a (dyn Fn(usize) + Sync),
+}
+
+/// What a checkpoint gives back besides the arrays (which [`Checkpoints::restore`] writes in
+/// place).
+#[derive(Debug, Default)]
+pub struct RestoredPly {
+    /// The next ply to run.
+    pub ply: u32,
+    /// Canonical positions per side not yet final.
+    pub open: [u64; 2],
+    /// The kernel's times before the checkpoint.
+    pub times: CarriedTimes,
+    /// Per section: the overflow counters.
+    pub overflow: Vec<Vec<(u64, u32)>>,
+    /// The lists.
+    pub lists: Vec<(ListId, Vec<u64>)>,
+}
+
+/// Where the arrays of a restored checkpoint go: the kernel's freshly allocated arrays, per
+/// slot and side.
+pub struct RestoreInto<'a> {
+    /// Value bytes.
+    pub values: Vec<[&'a mut [u8]; 2]>,
+    /// Final bits, as bytes.
+    pub finals: Vec<[&'a mut [u8]; 2]>,
+}
+
+/// A keeper of one stage's checkpoints. The kernel asks it once, before initialising, for a
+/// checkpoint to resume from, and after every ply whether one is due.
+pub trait Checkpoints: Send + Sync + Debug {
+    /// Whether a checkpoint should be taken now (after the ply just finished).
+    fn due(&self) -> bool;
+
+    /// Saves `snapshot` durably, replacing the previous checkpoint only once it is complete.
+    fn save(&self, snapshot: &PlySnapshot) -> Result<(), String>;
+
+    /// Restores the latest checkpoint of the stage `shape` into `into` and returns the rest of
+    /// its state; `None` when there is none to resume from (or only one of another stage),
+    /// with `into` untouched. An error means a damaged checkpoint, which the keeper reports
+    /// (naming the file): `into` may have been partly overwritten, and the kernel starts the
+    /// stage afresh on new arrays.
+    fn restore(
+        &self,
+        shape: &StageShape,
+        into: &mut RestoreInto,
+    ) -> Result<Option<RestoredPly>, String>;
+}

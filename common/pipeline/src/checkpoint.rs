@@ -1,0 +1,372 @@
+//! Checkpoints inside a stage, kept in the job directory: how a long stage survives being
+//! killed with at most one checkpoint interval of work lost.
+//!
+//! The stage kernel hands its state at a ply boundary ([`retro_engine::checkpoint`]); this
+//! keeper writes it under `<job>/checkpoints/<stage>/`:
+//!
+//! * `ply-<P>/slot-<s>.table`: the slot's value bytes and final bits, both sides, as a table
+//!   file of checksummed zstd blocks (the format of the result tables);
+//! * `ply-<P>/list-<i>.table`: each non-empty list (a frontier or scheduled exits of one
+//!   section), keys as little-endian `u64`; `ply-<P>/overflow.table` the large counters;
+//! * `ply-<P>/state.json`: the ply, the open counts, the times and which list is which, as a
+//!   checksummed record;
+//! * `CURRENT`: the checksummed name of the complete checkpoint to resume from.
+//!
+//! A checkpoint is written into a fresh directory, every file synced, and only then named in
+//! `CURRENT` (an atomic rename): a kill at any moment leaves either the old checkpoint or the
+//! new one in force, never a mix. Older directories are removed afterwards. Reading verifies
+//! every block; a damaged checkpoint is reported by file name and the stage starts afresh.
+
+use retro_engine::checkpoint::{
+    CarriedTimes, Checkpoints, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape,
+};
+use retro_store::{checked_json, write_atomic, SliceTable, TableWriter};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tracing::{info, warn};
+
+/// The directory of a job's checkpoints.
+pub const CHECKPOINTS: &str = "checkpoints";
+
+/// zstd level of checkpoint files: fast, since a checkpoint stops the stage while it is written.
+const LEVEL: i32 = 1;
+
+/// What `state.json` records of a checkpoint.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct SavedState {
+    stage: String,
+    lens: Vec<u64>,
+    ply: u32,
+    open: [u64; 2],
+    init_ms: u64,
+    claim_plies_ms: u64,
+    count_plies_ms: u64,
+    /// `lists[i]`: which list `list-<i>.table` holds.
+    lists: Vec<SavedList>,
+}
+
+/// A [`ListId`] as `state.json` records it.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+struct SavedList {
+    /// Exits scheduled for this ply; `None`: the frontier.
+    exit_ply: Option<u32>,
+    section: u32,
+}
+
+impl From<ListId> for SavedList {
+    fn from(id: ListId) -> SavedList {
+        match id {
+            ListId::Frontier { section } => SavedList {
+                exit_ply: None,
+                section,
+            },
+            ListId::Exit { ply, section } => SavedList {
+                exit_ply: Some(ply),
+                section,
+            },
+        }
+    }
+}
+
+impl From<SavedList> for ListId {
+    fn from(saved: SavedList) -> ListId {
+        match saved.exit_ply {
+            None => ListId::Frontier {
+                section: saved.section,
+            },
+            Some(ply) => ListId::Exit {
+                ply,
+                section: saved.section,
+            },
+        }
+    }
+}
+
+/// What `CURRENT` records: the directory of the checkpoint in force.
+#[derive(Debug, Serialize, Deserialize)]
+struct Current {
+    dir: String,
+}
+
+/// The checkpoints of one stage of a job, taken every `every` of solving.
+#[derive(Debug)]
+pub struct StageCheckpoints {
+    dir: PathBuf,
+    every: Duration,
+    last: Mutex<Instant>,
+}
+
+impl StageCheckpoints {
+    /// The checkpoints of the stage named `stage` of the job in `job_dir`, one due every
+    /// `every` (zero: after every ply).
+    pub fn new(job_dir: &Path, stage: &str, every: Duration) -> StageCheckpoints {
+        StageCheckpoints {
+            dir: job_dir.join(CHECKPOINTS).join(file_safe(stage)),
+            every,
+            last: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// The directory of this stage's checkpoints.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Removes the stage's checkpoints: called once its tables are committed. The job's
+    /// checkpoint directory goes too once no stage has any.
+    pub fn remove(&self) -> std::io::Result<()> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        if let Some(parent) = self.dir.parent() {
+            // Fails while another stage keeps checkpoints there: then it stays.
+            let _ = std::fs::remove_dir(parent);
+        }
+        Ok(())
+    }
+
+    fn save_files(&self, snapshot: &PlySnapshot, into: &Path) -> Result<SavedState, String> {
+        std::fs::create_dir_all(into).map_err(|e| io_error("create", into, e))?;
+        let side_names = [
+            "values.first",
+            "values.second",
+            "finals.first",
+            "finals.second",
+        ];
+        for (slot, (values, finals)) in snapshot.values.iter().zip(&snapshot.finals).enumerate() {
+            let sections: Vec<(&str, &[u8])> = side_names
+                .iter()
+                .copied()
+                .zip([values[0], values[1], finals[0], finals[1]])
+                .collect();
+            let label = format!("{} slot {slot}", snapshot.shape.name);
+            let bytes = TableWriter::encode(&label, &sections, LEVEL);
+            (snapshot.release)(slot);
+            write_synced(&into.join(format!("slot-{slot}.table")), &bytes)?;
+        }
+        let mut lists = Vec::new();
+        for (i, (id, pieces)) in snapshot.lists.iter().enumerate() {
+            let mut bytes = Vec::with_capacity(pieces.iter().map(|p| p.len() * 8).sum());
+            for key in pieces.iter().flat_map(|p| p.iter()) {
+                bytes.extend_from_slice(&key.to_le_bytes());
+            }
+            let table = TableWriter::encode(&format!("{id:?}"), &[("keys", &bytes)], LEVEL);
+            write_synced(&into.join(format!("list-{i}.table")), &table)?;
+            lists.push(SavedList::from(*id));
+        }
+        let mut overflow = Vec::new();
+        for table in &snapshot.overflow {
+            overflow.extend_from_slice(&(table.len() as u64).to_le_bytes());
+            for &(index, remaining) in table {
+                overflow.extend_from_slice(&index.to_le_bytes());
+                overflow.extend_from_slice(&remaining.to_le_bytes());
+            }
+        }
+        let table = TableWriter::encode("overflow", &[("counters", &overflow)], LEVEL);
+        write_synced(&into.join("overflow.table"), &table)?;
+        let state = SavedState {
+            stage: snapshot.shape.name.clone(),
+            lens: snapshot.shape.lens.clone(),
+            ply: snapshot.ply,
+            open: snapshot.open,
+            init_ms: snapshot.times.init.as_millis() as u64,
+            claim_plies_ms: snapshot.times.claim_plies.as_millis() as u64,
+            count_plies_ms: snapshot.times.count_plies.as_millis() as u64,
+            lists,
+        };
+        checked_json::save(&into.join("state.json"), "checkpoint", &state)
+            .map_err(|e| e.to_string())?;
+        Ok(state)
+    }
+
+    /// Reads the checkpoint in `from` into `into`; fails naming the damaged file.
+    fn restore_files(
+        &self,
+        from: &Path,
+        shape: &StageShape,
+        into: &mut RestoreInto,
+    ) -> Result<Option<RestoredPly>, String> {
+        let state_path = from.join("state.json");
+        let state: SavedState = checked_json::load(&state_path, "checkpoint", "checkpoint")
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} is missing", state_path.display()))?;
+        if state.stage != shape.name || state.lens != shape.lens {
+            warn!(
+                checkpoint = %from.display(),
+                "a checkpoint of another stage or board: not used"
+            );
+            return Ok(None);
+        }
+        for (slot, (values, finals)) in into.values.iter_mut().zip(&mut into.finals).enumerate() {
+            let path = from.join(format!("slot-{slot}.table"));
+            let table = SliceTable::open(&path).map_err(|e| e.to_string())?;
+            let targets: [&mut [u8]; 4] = {
+                let [v0, v1] = values;
+                let [f0, f1] = finals;
+                [v0, v1, f0, f1]
+            };
+            for (section, target) in targets.into_iter().enumerate() {
+                if table.section_names().len() != 4
+                    || table.section_len(section) != target.len() as u64
+                {
+                    return Err(format!("{}: sections do not fit the stage", path.display()));
+                }
+                table
+                    .read_section_into(section, target)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        let mut lists = Vec::new();
+        for (i, &id) in state.lists.iter().enumerate() {
+            let path = from.join(format!("list-{i}.table"));
+            let bytes = read_only_section(&path)?;
+            let keys = bytes
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+                .collect();
+            lists.push((ListId::from(id), keys));
+        }
+        let path = from.join("overflow.table");
+        let bytes = read_only_section(&path)?;
+        let overflow = parse_overflow(&bytes)
+            .ok_or_else(|| format!("{}: malformed overflow counters", path.display()))?;
+        Ok(Some(RestoredPly {
+            ply: state.ply,
+            open: state.open,
+            times: CarriedTimes {
+                init: Duration::from_millis(state.init_ms),
+                claim_plies: Duration::from_millis(state.claim_plies_ms),
+                count_plies: Duration::from_millis(state.count_plies_ms),
+            },
+            overflow,
+            lists,
+        }))
+    }
+}
+
+impl Checkpoints for StageCheckpoints {
+    fn due(&self) -> bool {
+        self.last.lock().expect("checkpoint clock").elapsed() >= self.every
+    }
+
+    fn save(&self, snapshot: &PlySnapshot) -> Result<(), String> {
+        let clock = Instant::now();
+        let name = format!("ply-{}", snapshot.ply);
+        let into = self.dir.join(&name);
+        // A directory of that name is a leftover of a save that was cut: start it afresh.
+        if into.exists() {
+            std::fs::remove_dir_all(&into).map_err(|e| io_error("remove", &into, e))?;
+        }
+        let state = self.save_files(snapshot, &into)?;
+        sync_dir(&into)?;
+        checked_json::save(
+            &self.dir.join("CURRENT"),
+            "current",
+            &Current { dir: name.clone() },
+        )
+        .map_err(|e| e.to_string())?;
+        // Older checkpoints are superseded.
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for entry in entries.flatten() {
+                let file = entry.file_name();
+                let file = file.to_string_lossy();
+                if file.starts_with("ply-") && file != name {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        *self.last.lock().expect("checkpoint clock") = Instant::now();
+        info!(
+            stage = %state.stage,
+            ply = state.ply,
+            seconds = format!("{:.1}", clock.elapsed().as_secs_f64()),
+            dir = %into.display(),
+            "checkpoint saved"
+        );
+        Ok(())
+    }
+
+    fn restore(
+        &self,
+        shape: &StageShape,
+        into: &mut RestoreInto,
+    ) -> Result<Option<RestoredPly>, String> {
+        let current_path = self.dir.join("CURRENT");
+        let current: Option<Current> = checked_json::load(&current_path, "current", "checkpoint")
+            .map_err(|e| e.to_string())?;
+        let Some(current) = current else {
+            return Ok(None);
+        };
+        let from = self.dir.join(&current.dir);
+        let restored = self.restore_files(&from, shape, into);
+        match &restored {
+            Ok(Some(r)) => info!(
+                stage = %shape.name,
+                ply = r.ply,
+                dir = %from.display(),
+                "resuming the stage from a checkpoint"
+            ),
+            Ok(None) => {}
+            Err(e) => warn!(
+                stage = %shape.name,
+                error = %e,
+                "damaged checkpoint not used: the stage starts afresh"
+            ),
+        }
+        *self.last.lock().expect("checkpoint clock") = Instant::now();
+        restored
+    }
+}
+
+/// A stage name as a directory name ("browns=12" stays, anything odd becomes `_`).
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '=' | '-' | '.' => c,
+            _ => '_',
+        })
+        .collect()
+}
+
+/// The one section of a one-section table file, checksums verified.
+fn read_only_section(path: &Path) -> Result<Vec<u8>, String> {
+    let table = SliceTable::open(path).map_err(|e| e.to_string())?;
+    table.read_section(0).map_err(|e| e.to_string())
+}
+
+/// The overflow tables: per section a count, then `(index u64, remaining u32)` pairs.
+fn parse_overflow(mut bytes: &[u8]) -> Option<Vec<Vec<(u64, u32)>>> {
+    let mut tables = Vec::new();
+    while !bytes.is_empty() {
+        let (count, rest) = bytes.split_first_chunk::<8>()?;
+        bytes = rest;
+        let mut table = Vec::new();
+        for _ in 0..u64::from_le_bytes(*count) {
+            let (index, rest) = bytes.split_first_chunk::<8>()?;
+            let (remaining, rest) = rest.split_first_chunk::<4>()?;
+            table.push((u64::from_le_bytes(*index), u32::from_le_bytes(*remaining)));
+            bytes = rest;
+        }
+        tables.push(table);
+    }
+    Some(tables)
+}
+
+fn io_error(op: &str, path: &Path, e: std::io::Error) -> String {
+    format!("cannot {op} {}: {e}", path.display())
+}
+
+/// Writes `bytes` to `path` (a file of a directory not yet in force) and syncs it.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomic(path, bytes).map_err(|e| e.to_string())
+}
+
+/// Syncs a directory's entries to disk.
+fn sync_dir(dir: &Path) -> Result<(), String> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_error("sync", dir, e))
+}
