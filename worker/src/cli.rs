@@ -40,6 +40,42 @@ pub struct WorkerArgs {
     /// --storage s3://...), e.g. 20GiB; the least recently used go first [default: 4 GiB].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes, default_value_t = retro_objects::DEFAULT_CACHE_BYTES, hide_default_value = true)]
     pub object_cache: u64,
+    /// How often a stage task saves its state.
+    #[command(flatten)]
+    pub checkpoints: CheckpointArgs,
+}
+
+/// How often a stage's solver saves its state: the flags of every command that solves stages
+/// (`retro solve`, `retro resume`, `worker`).
+#[derive(Args, Debug, Clone)]
+pub struct CheckpointArgs {
+    /// Inside a stage, save the solver's state in the job directory's checkpoints/ whenever
+    /// this many minutes have passed since the last save (at the next ply boundary), so that a
+    /// killed solve, or the worker that takes over its task, resumes there and loses at most
+    /// about that much work (0: after every ply; jobs in an object store take none).
+    #[arg(long, value_name = "MINUTES", default_value_t = 10.0, value_parser = parse_minutes)]
+    pub checkpoint_minutes: f64,
+    /// Take no checkpoints inside stages: a killed stage starts over.
+    #[arg(long, conflicts_with = "checkpoint_minutes")]
+    pub no_checkpoints: bool,
+}
+
+impl CheckpointArgs {
+    /// The checkpoint interval the flags ask for.
+    pub fn checkpoint_every(&self) -> Option<std::time::Duration> {
+        (!self.no_checkpoints)
+            .then(|| std::time::Duration::from_secs_f64(60.0 * self.checkpoint_minutes))
+    }
+}
+
+/// Parses a checkpoint interval in minutes: a finite number from 0 to 1,000,000.
+pub fn parse_minutes(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(m) if m.is_finite() && (0.0..=1e6).contains(&m) => Ok(m),
+        _ => Err(format!(
+            "{text:?} is not a number of minutes from 0 to 1000000"
+        )),
+    }
 }
 
 /// Parses sizes like `512MiB`, `12GiB`, `1000000`.
@@ -85,6 +121,7 @@ pub async fn run_cli(args: WorkerArgs, open_game: retro_pipeline::OpenGame) -> R
                 Some(path) => Some(retro_pipeline::process::read_file(path)?),
                 None => None,
             },
+            checkpoint_every: args.checkpoints.checkpoint_every(),
             scratch: args.scratch,
             object_cache: args.object_cache,
             open_game,

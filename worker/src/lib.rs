@@ -56,6 +56,11 @@ pub struct WorkerOptions {
     /// Opens the game of a task from its name and definition: the registry, given by the
     /// binary (the worker never names a game).
     pub open_game: retro_pipeline::OpenGame,
+    /// Inside a stage task of a job on a shared file system, save the solver's state in the
+    /// job directory whenever this long has passed since the last save (zero: after every
+    /// ply), so that the worker that takes the task over after a crash resumes there; `None`:
+    /// no checkpoints.
+    pub checkpoint_every: Option<Duration>,
 }
 
 type Client = WorkerApiClient<InterceptedService<Channel, pb::auth::AttachToken>>;
@@ -258,6 +263,7 @@ async fn execute(
         );
         let usable = retro_pipeline::stage::task_capacity(options.memory_budget);
         let scratch = options.scratch.clone();
+        let checkpoint_every = options.checkpoint_every;
         let open_game = options.open_game;
         tokio::task::spawn_blocking(move || match task.step {
             Some(_) => task::run_step(
@@ -274,6 +280,7 @@ async fn execute(
                     usable,
                     scratch: scratch.as_deref(),
                     storages: &storages,
+                    checkpoint_every,
                 },
             ),
         })

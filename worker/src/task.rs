@@ -9,7 +9,7 @@ use retro_pipeline::encode_stage;
 use retro_pipeline::stage::{compute_stage, human_bytes, plan_stage, stage_min_memory, Placement};
 use retro_pipeline::steps::{read_message, read_state, write_message, write_state, WrittenFile};
 use retro_pipeline::storage::Storage;
-use retro_pipeline::{Finals, JobGame, OpenGame};
+use retro_pipeline::{Finals, JobGame, OpenGame, StageCheckpoints};
 use retro_proto as pb;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -28,6 +28,9 @@ pub struct TaskRoom<'a> {
     pub scratch: Option<&'a std::path::Path>,
     /// Opens the job's storage.
     pub storages: &'a retro_objects::Opener,
+    /// How often the stage kernel saves its state in the job directory (shared file systems
+    /// only); `None`: never.
+    pub checkpoint_every: Option<std::time::Duration>,
 }
 
 /// Solves `task` in `pool` with at most `usable` bytes (out of core if it does not fit in
@@ -46,6 +49,7 @@ pub fn run_task(
         usable,
         scratch,
         storages,
+        checkpoint_every,
     } = room;
     let (game, stages) = task_game(task, open_game)?;
     let game = &*game;
@@ -96,6 +100,18 @@ pub fn run_task(
     // Solve; each slice's shard is written as soon as it is encoded.
     let write_shard =
         |t: &retro_pipeline::EncodedSlice| storage.put(&shard_path(task, &t.record), &t.bytes);
+    // Checkpoints go to the job directory, where whichever worker takes the task over after a
+    // crash finds them: only for a job on a shared file system (not an object store).
+    let keeper = checkpoint_every
+        .filter(|_| task.storage.is_empty())
+        .map(|every| {
+            Arc::new(StageCheckpoints::new(
+                std::path::Path::new(&task.job_dir),
+                &stages[stage].name,
+                u64::from(task.attempt),
+                every,
+            ))
+        });
     let clock = Instant::now();
     let output = pool.install(|| {
         compute_stage(
@@ -106,7 +122,7 @@ pub fn run_task(
             plan.placement,
             &scratch,
             &write_shard,
-            None,
+            keeper.clone(),
             |report| {
                 if let Some(p) = progress.lock().expect("progress lock").as_mut() {
                     p.ply = report.ply;
@@ -116,6 +132,13 @@ pub fn run_task(
         )
     })?;
     drop(finals);
+    // The shards are written and the report follows: the checkpoints have done their job. (If
+    // the report is lost, the task's next attempt solves the stage from its start.)
+    if let Some(keeper) = &keeper {
+        if let Err(e) = keeper.remove() {
+            tracing::warn!(dir = %keeper.dir().display(), error = %e, "cannot remove checkpoints");
+        }
+    }
     times.compute_ms = (clock.elapsed() - output.encode).as_millis() as u64;
 
     // Shards (written as they were encoded).

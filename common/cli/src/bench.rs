@@ -59,6 +59,7 @@ pub fn bench(
                         memory_budget: retro_worker::cli::machine_memory(),
                         split_above,
                         storage: String::new(),
+                        checkpoint_every: None,
                     },
                 )?
             } else {

@@ -44,6 +44,8 @@ pub struct EmbeddedOptions {
     /// Where the tables go: empty for `out` itself, else an object store location
     /// (`s3://bucket/prefix`). A resumed solve keeps the one it was started with.
     pub storage: String,
+    /// How often a stage task saves its state in the job directory; `None`: never.
+    pub checkpoint_every: Option<Duration>,
 }
 
 /// What a worker with `budget` bytes may spend on one task (the rest is its cache).
@@ -171,6 +173,7 @@ pub fn run_observed(
                         memory_budget: budget,
                         tls_ca: None,
                         open_game: retro_games::open,
+                        checkpoint_every: opts.checkpoint_every,
                     },
                     stop.clone(),
                 ))

@@ -26,17 +26,6 @@ use game_choice::TargetArgs;
 use retro_pipeline::process::{init_job_logging, init_logging, LogFormat};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
-
-/// A checkpoint interval in minutes: a finite number, at least zero.
-fn parse_minutes(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(m) if m.is_finite() && (0.0..=1e6).contains(&m) => Ok(m),
-        _ => Err(format!(
-            "{text:?} is not a number of minutes from 0 to 1000000"
-        )),
-    }
-}
 
 /// Strongly solve board games by retrograde analysis.
 ///
@@ -214,6 +203,8 @@ struct BenchArgs {
     /// slice and ply (supersteps), shared by all workers (cluster runs); 0 splits every stage.
     #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE)]
     split_above: u64,
+    #[command(flatten)]
+    checkpoints: retro_worker::cli::CheckpointArgs,
 }
 
 /// On Ctrl-C, says before exiting that the finished work is kept and how to continue (every
@@ -328,14 +319,8 @@ struct SolveArgs {
     /// even those that fit in memory (with --in-process; for tests and measurements).
     #[arg(long, requires = "in_process")]
     out_of_core: bool,
-    /// Inside a stage, save the solver's state whenever this many minutes have passed since the
-    /// last save (at the next ply boundary), so that a killed solve resumes there and loses at
-    /// most about that much work (with --in-process; 0: after every ply).
-    #[arg(long, value_name = "MINUTES", default_value_t = 10.0, value_parser = parse_minutes)]
-    checkpoint_minutes: f64,
-    /// Take no checkpoints inside stages: a killed stage starts over.
-    #[arg(long, conflicts_with = "checkpoint_minutes")]
-    no_checkpoints: bool,
+    #[command(flatten)]
+    checkpoints: retro_worker::cli::CheckpointArgs,
     /// Split stages of at least this many positions (both sides to move) into one task per
     /// slice and ply (supersteps), shared by all workers; 0 splits every stage.
     #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE, conflicts_with = "in_process")]
@@ -367,6 +352,8 @@ struct ResumeArgs {
     /// slice and ply (supersteps), shared by all workers; 0 splits every stage.
     #[arg(long, value_name = "POSITIONS", default_value_t = retro_coordinator::core::DEFAULT_SPLIT_ABOVE)]
     split_above: u64,
+    #[command(flatten)]
+    checkpoints: retro_worker::cli::CheckpointArgs,
 }
 
 #[derive(Args)]
@@ -543,8 +530,7 @@ fn run(cli: Cli) -> Result<()> {
                     quiet: a.quiet,
                     memory_budget: budget,
                     out_of_core: a.out_of_core,
-                    checkpoint_every: (!a.no_checkpoints)
-                        .then(|| Duration::from_secs_f64(60.0 * a.checkpoint_minutes)),
+                    checkpoint_every: a.checkpoints.checkpoint_every(),
                 };
                 solve::run(&*game, &options)?
             } else {
@@ -558,6 +544,7 @@ fn run(cli: Cli) -> Result<()> {
                     memory_budget: budget,
                     split_above: a.split_above,
                     storage: retro_objects::check_location(a.storage.as_deref().unwrap_or(""))?,
+                    checkpoint_every: a.checkpoints.checkpoint_every(),
                 };
                 embedded::run(Some(game), &options)?
             };
@@ -578,6 +565,7 @@ fn run(cli: Cli) -> Result<()> {
                     .unwrap_or_else(retro_worker::cli::machine_memory),
                 split_above: a.split_above,
                 storage: String::new(), // the job's own, from its database
+                checkpoint_every: a.checkpoints.checkpoint_every(),
             };
             let summary = embedded::run(None, &options)?;
             print_summary(&summary, &a.dir)
@@ -720,6 +708,7 @@ fn run(cli: Cli) -> Result<()> {
                             memory_budget,
                             split_above: a.split_above,
                             storage: String::new(),
+                            checkpoint_every: None,
                         })
                     }
                 };

@@ -335,7 +335,7 @@ fn stage_worker(
         };
         let keeper = opts
             .checkpoint_every
-            .map(|every| Arc::new(StageCheckpoints::new(out, &stage.name, every)));
+            .map(|every| Arc::new(StageCheckpoints::new(out, &stage.name, 0, every)));
         let output = pool.install(|| {
             compute_stage(
                 game,

@@ -194,3 +194,41 @@ fn a_damaged_checkpoint_is_reported_by_name_and_not_used() {
     }
     assert_same_results(&reference, &out);
 }
+
+#[test]
+fn an_embedded_cluster_solve_killed_mid_stage_resumes_from_the_checkpoint() {
+    let reference = temp_dir("checkpoint-cluster-reference").join("out");
+    retro_ok(&[
+        "solve",
+        "--in-process",
+        "--max-browns",
+        "11",
+        "--quiet",
+        "--no-checkpoints",
+        "--out",
+        s(&reference),
+    ]);
+    let out = temp_dir("checkpoint-cluster").join("out");
+    // The default driver: a coordinator and workers in one process; the worker's task
+    // checkpoints into the job directory.
+    let mut child = start(&[
+        "solve",
+        "--max-browns",
+        "11",
+        "--quiet",
+        "--checkpoint-minutes",
+        "0",
+        "--out",
+        s(&out),
+    ]);
+    kill_mid_stage(&mut child, &out, 10, 10);
+    // `retro resume` continues the job; the task's next attempt finds the checkpoint.
+    retro_ok(&["resume", "--quiet", "--checkpoint-minutes", "0", s(&out)]);
+    let log = log_of(&out);
+    assert!(
+        log.contains("resuming the stage from a checkpoint"),
+        "no resume from a checkpoint in the log:\n{log}"
+    );
+    assert_same_results(&reference, &out);
+    assert!(!out.join("checkpoints").exists(), "checkpoints left behind");
+}

@@ -4,18 +4,22 @@
 //! The stage kernel hands its state at a ply boundary ([`retro_engine::checkpoint`]); this
 //! keeper writes it under `<job>/checkpoints/<stage>/`:
 //!
-//! * `ply-<P>/slot-<s>.table`: the slot's value bytes and final bits, both sides, as a table
-//!   file of checksummed zstd blocks (the format of the result tables);
-//! * `ply-<P>/list-<i>.table`: each non-empty list (a frontier or scheduled exits of one
-//!   section), keys as little-endian `u64`; `ply-<P>/overflow.table` the large counters;
-//! * `ply-<P>/state.json`: the ply, the open counts, the times and which list is which, as a
-//!   checksummed record;
+//! * `a<A>-ply-<P>/slot-<s>.table`: the slot's value bytes and final bits, both sides, as a
+//!   table file of checksummed zstd blocks (the format of the result tables);
+//! * `a<A>-ply-<P>/list-<i>.table`: each non-empty list (a frontier or scheduled exits of one
+//!   section), keys as little-endian `u64`; `overflow.table` the large counters;
+//! * `a<A>-ply-<P>/state.json`: the ply, the open counts, the times and which list is which, as
+//!   a checksummed record;
 //! * `CURRENT`: the checksummed name of the complete checkpoint to resume from.
 //!
-//! A checkpoint is written into a fresh directory, every file synced, and only then named in
-//! `CURRENT` (an atomic rename): a kill at any moment leaves either the old checkpoint or the
-//! new one in force, never a mix. Older directories are removed afterwards. Reading verifies
-//! every block; a damaged checkpoint is reported by file name and the stage starts afresh.
+//! `A` is the attempt of the task that wrote it (0 for the in-process driver), `P` the next ply.
+//! A checkpoint is written into a directory of its own, every file synced, and only then named
+//! in `CURRENT` (an atomic rename): a kill at any moment leaves either the old checkpoint or the
+//! new one in force, never a mix. Afterwards the writer removes its own older checkpoints and
+//! those of earlier attempts — never a later attempt's, so that a worker that lost its task but
+//! still runs cannot delete the checkpoints of the one that took it over. Any complete
+//! checkpoint is a correct state, whoever wrote it. Reading verifies every block; a damaged
+//! checkpoint is reported by file name and the stage starts afresh.
 
 use retro_engine::checkpoint::{
     CarriedTimes, Checkpoints, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape,
@@ -95,16 +99,18 @@ struct Current {
 pub struct StageCheckpoints {
     dir: PathBuf,
     every: Duration,
+    attempt: u64,
     last: Mutex<Instant>,
 }
 
 impl StageCheckpoints {
-    /// The checkpoints of the stage named `stage` of the job in `job_dir`, one due every
-    /// `every` (zero: after every ply).
-    pub fn new(job_dir: &Path, stage: &str, every: Duration) -> StageCheckpoints {
+    /// The checkpoints of the stage named `stage` of the job in `job_dir`, written by attempt
+    /// `attempt` of its task, one due every `every` (zero: after every ply).
+    pub fn new(job_dir: &Path, stage: &str, attempt: u64, every: Duration) -> StageCheckpoints {
         StageCheckpoints {
             dir: job_dir.join(CHECKPOINTS).join(file_safe(stage)),
             every,
+            attempt,
             last: Mutex::new(Instant::now()),
         }
     }
@@ -254,7 +260,7 @@ impl Checkpoints for StageCheckpoints {
 
     fn save(&self, snapshot: &PlySnapshot) -> Result<(), String> {
         let clock = Instant::now();
-        let name = format!("ply-{}", snapshot.ply);
+        let name = format!("a{}-ply-{}", self.attempt, snapshot.ply);
         let into = self.dir.join(&name);
         // A directory of that name is a leftover of a save that was cut: start it afresh.
         if into.exists() {
@@ -268,12 +274,13 @@ impl Checkpoints for StageCheckpoints {
             &Current { dir: name.clone() },
         )
         .map_err(|e| e.to_string())?;
-        // Older checkpoints are superseded.
+        // This attempt's older checkpoints and earlier attempts' are superseded.
         if let Ok(entries) = std::fs::read_dir(&self.dir) {
             for entry in entries.flatten() {
                 let file = entry.file_name();
                 let file = file.to_string_lossy();
-                if file.starts_with("ply-") && file != name {
+                let older = attempt_of(&file).is_some_and(|a| a <= self.attempt);
+                if older && file != name {
                     let _ = std::fs::remove_dir_all(entry.path());
                 }
             }
@@ -319,6 +326,13 @@ impl Checkpoints for StageCheckpoints {
         *self.last.lock().expect("checkpoint clock") = Instant::now();
         restored
     }
+}
+
+/// The attempt that wrote the checkpoint directory `name` (`a<A>-ply-<P>`), if it is one.
+fn attempt_of(name: &str) -> Option<u64> {
+    let (attempt, ply) = name.strip_prefix('a')?.split_once("-ply-")?;
+    ply.parse::<u32>().ok()?;
+    attempt.parse().ok()
 }
 
 /// A stage name as a directory name ("browns=12" stays, anything odd becomes `_`).
