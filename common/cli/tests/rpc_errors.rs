@@ -80,6 +80,7 @@ fn compute(task: &pb::Task, worker: u64) -> pb::CompleteTaskRequest {
             usable: u64::MAX,
             scratch: None,
             storages: &retro_objects::Opener::new(std::env::temp_dir(), 1 << 20),
+            checkpoint_every: None,
         },
     )
     .unwrap()
