@@ -21,6 +21,7 @@
 //! checkpoint is a correct state, whoever wrote it. Reading verifies every block; a damaged
 //! checkpoint is reported by file name and the stage starts afresh.
 
+use rayon::prelude::*;
 use retro_engine::checkpoint::{
     CarriedTimes, Checkpoints, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape,
 };
@@ -142,17 +143,19 @@ impl StageCheckpoints {
             "finals.first",
             "finals.second",
         ];
-        for (slot, (values, finals)) in snapshot.values.iter().zip(&snapshot.finals).enumerate() {
-            let sections: Vec<(&str, &[u8])> = side_names
-                .iter()
-                .copied()
-                .zip([values[0], values[1], finals[0], finals[1]])
-                .collect();
-            let label = format!("{} slot {slot}", snapshot.shape.name);
-            let bytes = TableWriter::encode(&label, &sections, LEVEL);
-            (snapshot.release)(slot);
-            write_synced(&into.join(format!("slot-{slot}.table")), &bytes)?;
-        }
+        // Slots in parallel (the stage's thread pool): compressing is most of a checkpoint.
+        (0..snapshot.values.len())
+            .into_par_iter()
+            .try_for_each(|slot| {
+                let [v0, v1] = snapshot.values[slot];
+                let [f0, f1] = snapshot.finals[slot];
+                let sections: Vec<(&str, &[u8])> =
+                    side_names.iter().copied().zip([v0, v1, f0, f1]).collect();
+                let label = format!("{} slot {slot}", snapshot.shape.name);
+                let bytes = TableWriter::encode(&label, &sections, LEVEL);
+                (snapshot.release)(slot);
+                write_synced(&into.join(format!("slot-{slot}.table")), &bytes)
+            })?;
         let mut lists = Vec::new();
         for (i, (id, pieces)) in snapshot.lists.iter().enumerate() {
             let mut bytes = Vec::with_capacity(pieces.iter().map(|p| p.len() * 8).sum());
@@ -267,6 +270,15 @@ impl Checkpoints for StageCheckpoints {
             std::fs::remove_dir_all(&into).map_err(|e| io_error("remove", &into, e))?;
         }
         let state = self.save_files(snapshot, &into)?;
+        let bytes: u64 = std::fs::read_dir(&into)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0);
         sync_dir(&into)?;
         checked_json::save(
             &self.dir.join("CURRENT"),
@@ -290,6 +302,7 @@ impl Checkpoints for StageCheckpoints {
             stage = %state.stage,
             ply = state.ply,
             seconds = format!("{:.1}", clock.elapsed().as_secs_f64()),
+            bytes,
             dir = %into.display(),
             "checkpoint saved"
         );
