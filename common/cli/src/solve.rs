@@ -431,9 +431,26 @@ fn stage_worker(
             out_of_core = placement != Placement::InMemory,
             disk_read_mb = io.read >> 20,
             disk_written_mb = io.written >> 20,
+            array_bits_per_position = format!(
+                "{:.2}",
+                8.0 * array_bytes(game, stage) as f64 / stage_slots.max(1) as f64
+            ),
+            peak_list_bytes_per_position = format!(
+                "{:.2}",
+                8.0 * times.peak_list_keys as f64 / stage_slots.max(1) as f64
+            ),
             "stage finished"
         )
     }
+}
+
+/// Bytes of the stage kernel's arrays for `stage` (value bytes and bitmaps, both sides).
+fn array_bytes(game: &dyn JobGame, stage: &retro_engine::Stage) -> u64 {
+    stage
+        .slices
+        .iter()
+        .map(|&s| retro_engine::workspace::slice_array_bytes(game.slice_len(s)))
+        .sum()
 }
 
 impl SliceReport {

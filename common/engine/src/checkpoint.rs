@@ -48,6 +48,8 @@ pub struct CarriedTimes {
     pub claim_plies: Duration,
     /// The count plies so far.
     pub count_plies: Duration,
+    /// The most keys held in lists at once so far ([`crate::StageTimes::peak_list_keys`]).
+    pub peak_list_keys: u64,
 }
 
 /// The kernel's state after a ply, borrowed from the kernel while it is saved.

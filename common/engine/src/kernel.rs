@@ -76,6 +76,10 @@ pub struct StageTimes {
     pub count_plies: std::time::Duration,
     /// What each slice (by slot in the stage) cost, all plies together.
     pub slices: Vec<SliceCost>,
+    /// The most keys (8 bytes each) held at once in the stage's lists: the frontier being
+    /// expanded, the one being built and the exits still scheduled. With the arrays, this is
+    /// the kernel's memory (or, out of core, its scratch disk) per stage.
+    pub peak_list_keys: u64,
 }
 
 impl StageTimes {
@@ -85,6 +89,7 @@ impl StageTimes {
         self.init += other.init;
         self.claim_plies += other.claim_plies;
         self.count_plies += other.count_plies;
+        self.peak_list_keys = self.peak_list_keys.max(other.peak_list_keys);
         if self.slices.len() < other.slices.len() {
             self.slices.resize(other.slices.len(), SliceCost::default());
         }
@@ -387,6 +392,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         times.init = state.times.init;
         times.claim_plies = state.times.claim_plies;
         times.count_plies = state.times.count_plies;
+        times.peak_list_keys = state.times.peak_list_keys;
         (
             state.frontier,
             state.exits,
@@ -659,6 +665,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         }
         let expanded = frontier.len() + exit_list.len();
         frontier = sink.into_inner().expect("frontier lock");
+        let scheduled: u64 = exits[ply as usize + 1..].iter().map(Frontier::len).sum();
+        times.peak_list_keys = times
+            .peak_list_keys
+            .max(expanded + frontier.len() + scheduled);
         for side in Side::BOTH {
             open[side.index()] -= frontier.len_where(of_side(side));
         }
@@ -687,6 +697,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     init: times.init,
                     claim_plies: times.claim_plies,
                     count_plies: times.count_plies,
+                    peak_list_keys: times.peak_list_keys,
                 },
                 values: arrays
                     .values

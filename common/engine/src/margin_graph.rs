@@ -386,6 +386,8 @@ pub(crate) fn solve_in_memory<G: ScoreGame, F: FinalMargins>(
         claim_plies: propagated,
         count_plies: Duration::ZERO,
         slices: costs,
+        // Its queue is part of the graph it builds, not a list of the stage kernel's.
+        peak_list_keys: 0,
     };
     Ok(Some((solved, times)))
 }

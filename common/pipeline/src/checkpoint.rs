@@ -48,6 +48,7 @@ struct SavedState {
     init_ms: u64,
     claim_plies_ms: u64,
     count_plies_ms: u64,
+    peak_list_keys: u64,
     /// `lists[i]`: which list `list-<i>.table` holds.
     lists: Vec<SavedList>,
 }
@@ -184,6 +185,7 @@ impl StageCheckpoints {
             init_ms: snapshot.times.init.as_millis() as u64,
             claim_plies_ms: snapshot.times.claim_plies.as_millis() as u64,
             count_plies_ms: snapshot.times.count_plies.as_millis() as u64,
+            peak_list_keys: snapshot.times.peak_list_keys,
             lists,
         };
         checked_json::save(&into.join("state.json"), "checkpoint", &state)
@@ -249,6 +251,7 @@ impl StageCheckpoints {
                 init: Duration::from_millis(state.init_ms),
                 claim_plies: Duration::from_millis(state.claim_plies_ms),
                 count_plies: Duration::from_millis(state.count_plies_ms),
+                peak_list_keys: state.peak_list_keys,
             },
             overflow,
             lists,
