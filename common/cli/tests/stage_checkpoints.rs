@@ -72,36 +72,51 @@ fn kill_mid_stage(child: &mut Child, out: &Path, browns: u32, ply: u32) {
     }
 }
 
+/// An uninterrupted in-process solve up to `max_browns` browns, without checkpoints: the
+/// tables every interrupted solve must reproduce.
+fn reference(name: &str, max_browns: &str) -> PathBuf {
+    let out = temp_dir(name).join("out");
+    retro_ok(&[
+        "solve",
+        "--in-process",
+        "--max-browns",
+        max_browns,
+        "--quiet",
+        "--no-checkpoints",
+        "--out",
+        s(&out),
+    ]);
+    out
+}
+
+/// `retro solve --in-process` up to `max_browns` into `out`, with a checkpoint after every ply.
+fn checkpointed(max_browns: &'static str, out: &Path) -> Vec<String> {
+    [
+        "solve",
+        "--in-process",
+        "--max-browns",
+        max_browns,
+        "--quiet",
+        "--checkpoint-minutes",
+        "0",
+        "--out",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .chain([s(out).to_string()])
+    .collect()
+}
+
 fn log_of(out: &Path) -> String {
     std::fs::read_to_string(out.join("retro.log")).unwrap()
 }
 
 #[test]
 fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
-    let reference = temp_dir("checkpoint-reference").join("out");
-    retro_ok(&[
-        "solve",
-        "--in-process",
-        "--max-browns",
-        "11",
-        "--quiet",
-        "--no-checkpoints",
-        "--out",
-        s(&reference),
-    ]);
-
+    let reference = reference("checkpoint-reference", "11");
     let out = temp_dir("checkpoint-resumed").join("out");
-    let args = [
-        "solve",
-        "--in-process",
-        "--max-browns",
-        "11",
-        "--quiet",
-        "--checkpoint-minutes",
-        "0",
-        "--out",
-        s(&out),
-    ];
+    let args = checkpointed("11", &out);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // Killed in memory in the middle of a large stage...
     let mut child = start(&args);
     kill_mid_stage(&mut child, &out, 10, 10);
@@ -145,29 +160,10 @@ fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
 
 #[test]
 fn a_damaged_checkpoint_is_reported_by_name_and_not_used() {
-    let reference = temp_dir("checkpoint-damage-reference").join("out");
-    retro_ok(&[
-        "solve",
-        "--in-process",
-        "--max-browns",
-        "10",
-        "--quiet",
-        "--no-checkpoints",
-        "--out",
-        s(&reference),
-    ]);
+    let reference = reference("checkpoint-damage-reference", "10");
     let out = temp_dir("checkpoint-damaged").join("out");
-    let args = [
-        "solve",
-        "--in-process",
-        "--max-browns",
-        "10",
-        "--quiet",
-        "--checkpoint-minutes",
-        "0",
-        "--out",
-        s(&out),
-    ];
+    let args = checkpointed("10", &out);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut child = start(&args);
     kill_mid_stage(&mut child, &out, 9, 8);
     // Flip one byte in the middle of a slice's arrays in every checkpoint in force.
@@ -197,17 +193,7 @@ fn a_damaged_checkpoint_is_reported_by_name_and_not_used() {
 
 #[test]
 fn an_embedded_cluster_solve_killed_mid_stage_resumes_from_the_checkpoint() {
-    let reference = temp_dir("checkpoint-cluster-reference").join("out");
-    retro_ok(&[
-        "solve",
-        "--in-process",
-        "--max-browns",
-        "11",
-        "--quiet",
-        "--no-checkpoints",
-        "--out",
-        s(&reference),
-    ]);
+    let reference = reference("checkpoint-cluster-reference", "11");
     let out = temp_dir("checkpoint-cluster").join("out");
     // The default driver: a coordinator and workers in one process; the worker's task
     // checkpoints into the job directory.
