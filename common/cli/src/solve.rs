@@ -13,7 +13,7 @@ use indicatif::ProgressBar;
 use retro_engine::{DiskIo, SliceCost};
 use retro_pipeline::lock::DirLock;
 use retro_pipeline::stage::{
-    compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
+    compute_stage, plan_stage, stage_array_bytes, stage_positions, too_large, Placement, StagePlan,
 };
 use retro_pipeline::{
     job_dir, FinalSlice, Finals, JobGame, StageCheckpoints, Start, COUNTS_FILE, SCRATCH,
@@ -22,7 +22,7 @@ use retro_store::{write_atomic, Manifest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use tracing::{info, warn};
+use tracing::info;
 
 /// How to run a solve.
 pub struct SolveOptions {
@@ -372,9 +372,7 @@ fn stage_worker(
         st.manifest.save(out)?;
         // The stage is committed: its checkpoints are of no more use.
         if let Some(keeper) = &keeper {
-            if let Err(e) = keeper.remove() {
-                warn!(dir = %keeper.dir().display(), error = %e, "cannot remove checkpoints");
-            }
+            keeper.remove();
         }
         st.solved_positions += stage_slots;
         let reports: Vec<SliceReport> = stage
@@ -433,7 +431,7 @@ fn stage_worker(
             disk_written_mb = io.written >> 20,
             array_bits_per_position = format!(
                 "{:.2}",
-                8.0 * array_bytes(game, stage) as f64 / stage_slots.max(1) as f64
+                8.0 * stage_array_bytes(game, stage) as f64 / stage_slots.max(1) as f64
             ),
             peak_list_bytes_per_position = format!(
                 "{:.2}",
@@ -442,15 +440,6 @@ fn stage_worker(
             "stage finished"
         )
     }
-}
-
-/// Bytes of the stage kernel's arrays for `stage` (value bytes and bitmaps, both sides).
-fn array_bytes(game: &dyn JobGame, stage: &retro_engine::Stage) -> u64 {
-    stage
-        .slices
-        .iter()
-        .map(|&s| retro_engine::workspace::slice_array_bytes(game.slice_len(s)))
-        .sum()
 }
 
 impl SliceReport {

@@ -123,17 +123,20 @@ impl StageCheckpoints {
     }
 
     /// Removes the stage's checkpoints: called once its tables are committed. The job's
-    /// checkpoint directory goes too once no stage has any.
-    pub fn remove(&self) -> std::io::Result<()> {
+    /// checkpoint directory goes too once no stage has any. A checkpoint that cannot be
+    /// removed is only in the way of disk space: a warning names it, and the solve goes on.
+    pub fn remove(&self) {
         match std::fs::remove_dir_all(&self.dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                warn!(dir = %self.dir.display(), error = %e, "cannot remove checkpoints");
+                return;
+            }
             _ => {}
         }
         if let Some(parent) = self.dir.parent() {
             // Fails while another stage keeps checkpoints there: then it stays.
             let _ = std::fs::remove_dir(parent);
         }
-        Ok(())
     }
 
     fn save_files(&self, snapshot: &PlySnapshot, into: &Path) -> Result<SavedState, String> {

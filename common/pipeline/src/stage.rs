@@ -6,7 +6,8 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::workspace::{batch_reserve, slice_array_bytes};
 use retro_engine::{
-    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, StageTimes, Value, Workspace,
+    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, Stage, StageTimes, Value,
+    Workspace,
 };
 use retro_store::{SliceRecord, SliceTable, TableWriter};
 use std::collections::BTreeMap;
@@ -359,6 +360,15 @@ fn out_of_core_fixed(game: &dyn JobGame, stage: usize, paged_inputs: bool) -> u6
         all
     };
     inputs + BASE_BYTES + OUT_OF_CORE_BYTES
+}
+
+/// Bytes of the stage kernel's arrays (both sides, with bitmaps) for all of `stage`.
+pub fn stage_array_bytes(game: &dyn JobGame, stage: &Stage) -> u64 {
+    stage
+        .slices
+        .iter()
+        .map(|&s| slice_array_bytes(game.slice_len(s)))
+        .sum()
 }
 
 /// Bytes of the arrays (both sides, with bitmaps) of the largest slice of stage `stage`.
