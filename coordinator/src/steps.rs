@@ -80,9 +80,20 @@ pub(crate) fn next(job: &JobRuntime, stage: usize) -> Next {
     }
     let current = plies().max().unwrap_or(0);
     let files: Vec<&StepFileRow> = job.step_files.iter().filter(|f| f.stage == stage).collect();
+    // A double step of the current ply applied the messages of its own ply to its slice.
+    let stepped: BTreeSet<u32> = steps
+        .iter()
+        .filter_map(|t| t.step)
+        .filter(|&(_, p)| p == current)
+        .map(|(slot, _)| slot)
+        .collect();
+    let applied = |f: &StepFileRow| {
+        f.ply < current
+            || (f.ply == current && job.game.double_step(current) && stepped.contains(&f.slot))
+    };
     let pending_ply = files
         .iter()
-        .filter(|f| f.kind == MESSAGE && f.ply >= current)
+        .filter(|f| f.kind == MESSAGE && !applied(f))
         .map(|f| f.ply)
         .min();
     let Some(q) = pending_ply else {
@@ -108,7 +119,7 @@ pub(crate) fn next(job: &JobRuntime, stage: usize) -> Next {
         .iter()
         .filter(|f| match f.kind.as_str() {
             STATE => newest[&f.slot] != f.ply,
-            _ => f.ply < q,
+            _ => f.ply < q || applied(f),
         })
         .map(|f| f.path.clone())
         .collect();
@@ -128,8 +139,14 @@ pub(crate) fn step_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
         .iter()
         .filter(|f| f.stage == task.stage && f.kind == STATE && f.slot == slot)
         .max_by_key(|f| f.ply);
+    // The messages of the ply before; a double step also applies those of its own ply.
+    let double = job.game.double_step(ply);
     let messages = job.step_files.iter().filter(|f| {
-        f.stage == task.stage && f.kind == MESSAGE && f.slot == slot && ply >= 2 && f.ply == ply - 1
+        f.stage == task.stage
+            && f.kind == MESSAGE
+            && f.slot == slot
+            && ply >= 2
+            && (f.ply == ply - 1 || (double && f.ply == ply))
     });
     message.step_inputs = state
         .into_iter()
@@ -162,6 +179,8 @@ pub(crate) fn verify_outputs(
     let bad = |m: String| {
         Refusal::InvalidArgument(format!("malformed step report for {}: {m}", task.name))
     };
+    // A double step's messages are of the ply after its own.
+    let sends = ply + u32::from(ply != 0 && job.game.double_step(ply));
     let mut rows = Vec::new();
     let mut seen = BTreeSet::new();
     for f in &req.step_outputs {
@@ -171,12 +190,12 @@ pub(crate) fn verify_outputs(
         }
         let ok = match f.kind.as_str() {
             STATE => f.slot == slot && f.ply == ply,
-            // Messages of this ply to any slice; exit decrements (ply 1 only) to itself, dated
+            // Messages of the ply it sends to any slice; exits (ply 1 only) to itself, dated
             // later.
             MESSAGE => {
                 f.slot < n
                     && f.keys > 0
-                    && (f.ply == ply || (ply == 1 && f.ply > 1 && f.slot == slot))
+                    && (f.ply == sends || (ply == 1 && f.ply > sends && f.slot == slot))
             }
             _ => false,
         };

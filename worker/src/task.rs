@@ -336,8 +336,10 @@ pub fn run_step(
                 input("message")
                     .collect::<Vec<_>>()
                     .par_iter()
-                    .map(|f| read_message(storage, &f.path, f.bytes, &f.checksum))
-                    .collect::<Result<Vec<[Vec<u64>; 2]>>>()
+                    .map(|f| {
+                        read_message(storage, &f.path, f.bytes, &f.checksum).map(|k| (f.ply, k))
+                    })
+                    .collect::<Result<Vec<(u32, [Vec<u64>; 2])>>>()
             });
             times.bytes_read += input("message").map(|f| f.bytes).sum::<u64>();
             (None, Some(state), incoming.map_err(damaged)?)
@@ -375,12 +377,28 @@ pub fn run_step(
             (None, None, shards, clock.elapsed())
         }
         (None, Some(state)) => {
-            let slices: Vec<(Side, &[u64])> = incoming
+            // Messages of the ply before; a double step's also of its own (its exits).
+            let sent = |ply: u32| -> Vec<(Side, &[u64])> {
+                incoming
+                    .iter()
+                    .filter(|(p, _)| *p == ply)
+                    .flat_map(|(_, keys)| Side::BOTH.map(|side| (side, &keys[side.index()][..])))
+                    .filter(|(_, keys)| !keys.is_empty())
+                    .collect()
+            };
+            if let Some((p, _)) = incoming
                 .iter()
-                .flat_map(|keys| Side::BOTH.map(|side| (side, &keys[side.index()][..])))
-                .filter(|(_, keys)| !keys.is_empty())
-                .collect();
-            let out = pool.install(|| game.step(stage, step.slot, step.ply, &state, &slices))?;
+                .find(|(p, _)| *p + 1 != step.ply && *p != step.ply)
+            {
+                bail!(
+                    "step {} of {} was handed a message of ply {p}",
+                    step.ply,
+                    stage.name
+                );
+            }
+            let (before, dated) = (sent(step.ply - 1), sent(step.ply));
+            let out =
+                pool.install(|| game.step(stage, step.slot, step.ply, &state, &before, &dated))?;
             let cpu = out.cpu;
             (Some(state), Some(out), Vec::new(), cpu)
         }

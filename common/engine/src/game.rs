@@ -137,6 +137,18 @@ pub trait Game: Sync {
         self.has_unmoves()
     }
 
+    /// Whether every claim stays in its slice: the un-moves from a lost position (the odd
+    /// plies' targets) all lead to positions of the same slice. In Sixteen Musashi they are
+    /// brown's un-moves, and a brown move never moves black, so yes. A split stage then runs
+    /// each odd ply and the even ply after it in one step (a *double step*,
+    /// [`crate::superstep::is_double`]): no other slice can send the claims it applies, so it
+    /// applies its own at once instead of mailing them to itself — half the steps, half the
+    /// slice states written, and no claim stored as a message. Default: no (claims travel as
+    /// messages).
+    fn claims_stay_in_slice(&self) -> bool {
+        false
+    }
+
     /// Every move of `side` from the position `(slice, key)` with `side` to move; none means
     /// `side` has lost (or drawn, if its opponent cannot win).
     fn moves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(Move));

@@ -173,6 +173,14 @@ pub fn first_step<G: ScoreGame, F: FinalMargins>(
     superstep::first_step(&all, stage, slot, &NoFinals)
 }
 
+/// Whether step `ply` of a score stage is a double step ([`superstep::is_double`]): never,
+/// since [`AllThresholds`] keeps the default [`Game::claims_stay_in_slice`] (a score game's
+/// claims travel as messages).
+pub fn is_double(ply: u32) -> bool {
+    let _ = ply;
+    false
+}
+
 /// A later step of slot `slot` of a score stage ([`superstep::step`] of every threshold).
 pub fn step<G: ScoreGame>(
     game: &G,
@@ -181,13 +189,14 @@ pub fn step<G: ScoreGame>(
     ply: u32,
     state: &SlotState,
     incoming: &[(Side, &[u64])],
+    dated: &[(Side, &[u64])],
 ) -> Result<StepOutput, KernelError> {
     let all = AllThresholds {
         game,
         finals: &NoMargins,
         bound: bound(game, stage)?,
     };
-    superstep::step(&all, stage, slot, ply, state, incoming)
+    superstep::step(&all, stage, slot, ply, state, incoming, dated)
 }
 
 /// The margins of slot `slot` once its stage is done: each threshold's outcome folded in.
@@ -236,8 +245,9 @@ pub fn solve_stage_by_steps<G: ScoreGame, F: FinalMargins>(
 ) -> Result<Vec<MarginSlice>, KernelError> {
     let states = superstep::drive_steps(
         stage.slices.len() as u32,
+        is_double,
         |slot| first_step(game, stage, slot, finals),
-        |slot, ply, state, incoming| step(game, stage, slot, ply, state, incoming),
+        |slot, ply, state, incoming, dated| step(game, stage, slot, ply, state, incoming, dated),
     )?;
     states
         .into_iter()

@@ -16,7 +16,13 @@
 //!
 //! Step `p` of slice `s` therefore reads the messages of ply `p - 1` addressed to `s`, applies
 //! them (what they resolve is `s`'s frontier of value `p`), and expands that frontier into the
-//! messages of ply `p`. A stage is done when a ply sends no message and none is dated later;
+//! messages of ply `p`.
+//!
+//! **Double steps.** In a game whose claims stay in their slice
+//! ([`Game::claims_stay_in_slice`]: Sixteen Musashi) nobody else can claim a position of `s`, so
+//! an odd step `p` applies its own claims at once, with the exits dated `p` (messages `s` sent
+//! itself, handed to the step beside its incoming ones), and expands the even ply `p + 1` in the
+//! same step ([`is_double`]). The values are the same; the stage needs half the steps. A stage is done when a ply sends no message and none is dated later;
 //! [`finish`] then turns the slice's state into its values. Applying a ply's messages commutes
 //! (a claim sets a bit once; decrements add up), so the result does not depend on the order in
 //! which messages arrive or are applied.
@@ -220,7 +226,6 @@ pub fn first_step<G: Game, F: FinalValues>(
         }
         exits.extend(s.exits);
     }
-    out.resolved = (frontier[0].len() + frontier[1].len()) as u64;
     exits.sort_unstable_by_key(|&((ply, side), _)| (ply, side));
     for run in exits.chunk_by(|a, b| a.0 .0 == b.0 .0) {
         let mut keys: [Vec<u64>; 2] = Default::default();
@@ -237,16 +242,40 @@ pub fn first_step<G: Game, F: FinalValues>(
             keys,
         });
     }
-    out.messages
-        .extend(expand(game, stage, &slot_of, slot, 1, &frontier, &clocks)?);
+    // A double first step applies the exits dated ply 1 itself.
+    let dated: Vec<Message> = if is_double(game, 1) {
+        let (now, later) = out.messages.drain(..).partition(|m| m.ply == 1);
+        out.messages = later;
+        now
+    } else {
+        Vec::new()
+    };
+    let dated: Vec<(Side, &[u64])> = dated
+        .iter()
+        .flat_map(|m| Side::BOTH.map(|side| (side, &m.keys[side.index()][..])))
+        .collect();
+    let (messages, resolved) = advance(
+        game, stage, &slot_of, slot, 1, frontier, &state, &dated, &clocks,
+    )?;
+    out.messages.extend(messages);
+    out.resolved = resolved;
     out.cpu = clocks.total(0);
     Ok((state, out))
 }
 
+/// Whether step `ply` of a split stage of `game` is a double step: an odd ply whose claims
+/// the step applies itself, followed by the even ply `ply + 1` (see the module documentation).
+/// The coordinator's barrier and [`drive_steps`] ask the same question.
+pub fn is_double<G: Game>(game: &G, ply: u32) -> bool {
+    ply % 2 == 1 && game.claims_stay_in_slice()
+}
+
 /// Step `ply` (at least 2) of slot `slot`: applies the messages of ply `ply - 1` addressed to
 /// it (`incoming`, one key list per sender and side to move) to `state`, and expands what they
-/// resolved (the slice's positions of value `ply`) into the messages of ply `ply`. Runs on the
-/// current rayon pool.
+/// resolved (the slice's positions of value `ply`) into the messages of ply `ply`. A double
+/// step ([`is_double`]) also applies the claims of ply `ply` itself, with `dated` (the exits
+/// the slice sent itself for ply `ply`), and expands ply `ply + 1`; other steps take no
+/// `dated`. Runs on the current rayon pool.
 pub fn step<G: Game>(
     game: &G,
     stage: &Stage,
@@ -254,6 +283,7 @@ pub fn step<G: Game>(
     ply: u32,
     state: &SlotState,
     incoming: &[(Side, &[u64])],
+    dated: &[(Side, &[u64])],
 ) -> Result<StepOutput, KernelError> {
     if ply < 2 {
         return Err(KernelError::Contract {
@@ -261,17 +291,41 @@ pub fn step<G: Game>(
             what: format!("step {ply}: the first step initialises, later steps start at 2"),
         });
     }
-    if ply > u32::from(Value::MAX.0) {
+    let last = ply + u32::from(is_double(game, ply));
+    if last > u32::from(Value::MAX.0) {
         return Err(KernelError::ValueOverflow {
             stage: stage.name.clone(),
         });
     }
-    let roles = SideRoles::of(game);
     let slot_of = slots_of(game, stage);
+    let clocks = SlotClocks::new(1);
+    let frontier = apply_messages(game, stage, slot, ply - 1, state, incoming, &clocks)?;
+    let (messages, resolved) = advance(
+        game, stage, &slot_of, slot, ply, frontier, state, dated, &clocks,
+    )?;
+    Ok(StepOutput {
+        messages,
+        resolved,
+        canonical: 0,
+        cpu: clocks.total(0),
+    })
+}
+
+/// Applies to `state` the keys of slot `slot` that ply `sent` sends it (`keys`, per side to
+/// move); returns the keys that became final (with value `sent + 1`), per side.
+fn apply_messages<G: Game>(
+    game: &G,
+    stage: &Stage,
+    slot: u32,
+    sent: u32,
+    state: &SlotState,
+    keys: &[(Side, &[u64])],
+    clocks: &SlotClocks,
+) -> Result<[Vec<u64>; 2], KernelError> {
+    let roles = SideRoles::of(game);
     let slice = stage.slices[slot as usize];
     let len = game.slice_len(slice);
-    let clocks = SlotClocks::new(1);
-    let chunks: Vec<(Side, &[u64])> = incoming
+    let chunks: Vec<(Side, &[u64])> = keys
         .iter()
         .flat_map(|&(side, keys)| keys.chunks(CHUNK).map(move |c| (side, c)))
         .collect();
@@ -286,7 +340,7 @@ pub fn step<G: Game>(
                     if index >= len {
                         return Err(format!("message key {key:#x} is outside {}", slice.0));
                     }
-                    if apply(&section, index as usize, ply - 1) {
+                    if apply(&section, index as usize, sent) {
                         found.push(key);
                     }
                 }
@@ -302,13 +356,115 @@ pub fn step<G: Game>(
         })?;
         frontier[side.index()].extend(keys);
     }
-    let messages = expand(game, stage, &slot_of, slot, ply, &frontier, &clocks)?;
-    Ok(StepOutput {
+    Ok(frontier)
+}
+
+/// Expands `frontier` (the slice's positions of value `ply`) into the step's messages; a
+/// double step first applies the claims of ply `ply` and `dated` itself and expands the
+/// positions they resolve (value `ply + 1`) instead. Returns the messages and how many
+/// positions became final here (the claimed ones; those of `frontier` are counted by whoever
+/// resolved them).
+#[allow(clippy::too_many_arguments)]
+fn advance<G: Game>(
+    game: &G,
+    stage: &Stage,
+    slot_of: &[u32],
+    slot: u32,
+    ply: u32,
+    frontier: [Vec<u64>; 2],
+    state: &SlotState,
+    dated: &[(Side, &[u64])],
+    clocks: &SlotClocks,
+) -> Result<(Vec<Message>, u64), KernelError> {
+    let resolved = (frontier[0].len() + frontier[1].len()) as u64;
+    if !is_double(game, ply) {
+        if dated.iter().any(|(_, keys)| !keys.is_empty()) {
+            return Err(KernelError::Contract {
+                stage: stage.name.clone(),
+                what: format!(
+                    "step {ply} is not a double step, yet was given messages of its own ply"
+                ),
+            });
+        }
+        let messages = expand(game, stage, slot_of, slot, ply, &frontier, clocks)?;
+        return Ok((messages, resolved));
+    }
+    let mut claimed = claim_in_slice(game, stage, slot_of, slot, ply, &frontier, state, clocks)?;
+    let exits = apply_messages(game, stage, slot, ply, state, dated, clocks)?;
+    for side in Side::BOTH {
+        claimed[side.index()].extend(&exits[side.index()]);
+    }
+    let messages = expand(game, stage, slot_of, slot, ply + 1, &claimed, clocks)?;
+    Ok((
         messages,
-        resolved: (frontier[0].len() + frontier[1].len()) as u64,
-        canonical: 0,
-        cpu: clocks.total(0),
-    })
+        resolved + (claimed[0].len() + claimed[1].len()) as u64,
+    ))
+}
+
+/// The claims of odd ply `ply` from `frontier` (positions of slot `slot` of value `ply`),
+/// applied to `state` at once, as the stage kernel does: returns the positions they made final
+/// (value `ply + 1`). Every claim must land in the slot itself ([`is_double`]).
+#[allow(clippy::too_many_arguments)]
+fn claim_in_slice<G: Game>(
+    game: &G,
+    stage: &Stage,
+    slot_of: &[u32],
+    slot: u32,
+    ply: u32,
+    frontier: &[Vec<u64>; 2],
+    state: &SlotState,
+    clocks: &SlotClocks,
+) -> Result<[Vec<u64>; 2], KernelError> {
+    let roles = SideRoles::of(game);
+    let slice = stage.slices[slot as usize];
+    let len = game.slice_len(slice);
+    let tasks: Vec<(Side, &[u64])> = Side::BOTH
+        .iter()
+        .flat_map(|&side| frontier[side.index()].chunks(CHUNK).map(move |c| (side, c)))
+        .collect();
+    let found: Vec<(Side, Vec<u64>, bool)> = tasks
+        .par_iter()
+        .map(|&(side, chunk)| {
+            clocks.time(0, || {
+                let target = side.other();
+                let section = state.section(target, &roles);
+                let mut found = Vec::new();
+                let mut strays = false;
+                let mut scratch = Distinct::new();
+                for_each_target_of(
+                    game,
+                    slot_of,
+                    ply,
+                    side,
+                    slice,
+                    chunk,
+                    &mut scratch,
+                    |t: u32, to_key, index| {
+                        if t != slot || index >= len {
+                            strays = true;
+                        } else if apply(&section, index as usize, ply) {
+                            found.push(to_key);
+                        }
+                    },
+                );
+                (target, found, strays)
+            })
+        })
+        .collect();
+    let mut claimed: [Vec<u64>; 2] = Default::default();
+    for (target, keys, strays) in found {
+        if strays {
+            return Err(KernelError::Contract {
+                stage: stage.name.clone(),
+                what: format!(
+                    "a claim from {} leaves its slice, but the game says claims stay in it",
+                    game.slice_name(slice)
+                ),
+            });
+        }
+        claimed[target.index()].extend(keys);
+    }
+    Ok(claimed)
 }
 
 /// Expands `frontier` (positions of slot `slot` of value `ply`, per side to move) into the
@@ -412,8 +568,9 @@ pub fn solve_stage_by_steps<G: Game, F: FinalValues>(
 ) -> Result<Vec<SolvedSlice>, KernelError> {
     let states = drive_steps(
         stage.slices.len() as u32,
+        |ply| is_double(game, ply),
         |slot| first_step(game, stage, slot, finals),
-        |slot, ply, state, incoming| step(game, stage, slot, ply, state, incoming),
+        |slot, ply, state, incoming, dated| step(game, stage, slot, ply, state, incoming, dated),
     )?;
     Ok(states
         .into_iter()
@@ -422,15 +579,32 @@ pub fn solve_stage_by_steps<G: Game, F: FinalValues>(
         .collect())
 }
 
+/// The key lists of `messages` addressed to `slot` (of any ply), per side to move.
+fn addressed_to(messages: &[Message], slot: u32) -> Vec<(Side, &[u64])> {
+    messages
+        .iter()
+        .filter(|m| m.to == slot)
+        .flat_map(|m| Side::BOTH.map(|side| (side, &m.keys[side.index()][..])))
+        .filter(|(_, keys)| !keys.is_empty())
+        .collect()
+}
+
 /// The superstep protocol of one stage of `slots` slots in this process: every slot's first
 /// step, then ply after ply each slot's step with the messages of the ply before addressed to
-/// it, until no message is left; returns the slots' final states (to be finished). The one
-/// place, besides the coordinator's barrier, that moves steps; shared by the solvers whose
-/// stages can be split.
+/// it (and, for a double step — `double(ply)` — those of its own ply), until no message is
+/// left; returns the slots' final states (to be finished). The one place, besides the
+/// coordinator's barrier, that moves steps; shared by the solvers whose stages can be split.
 pub fn drive_steps(
     slots: u32,
+    double: impl Fn(u32) -> bool,
     first: impl Fn(u32) -> Result<(SlotState, StepOutput), KernelError>,
-    step: impl Fn(u32, u32, &SlotState, &[(Side, &[u64])]) -> Result<StepOutput, KernelError>,
+    step: impl Fn(
+        u32,
+        u32,
+        &SlotState,
+        &[(Side, &[u64])],
+        &[(Side, &[u64])],
+    ) -> Result<StepOutput, KernelError>,
 ) -> Result<Vec<SlotState>, KernelError> {
     let mut states = Vec::new();
     let mut mail: Vec<Message> = Vec::new();
@@ -445,17 +619,26 @@ pub fn drive_steps(
             mail.into_iter().partition(|m| m.ply == ply);
         mail = later;
         ply += 1;
+        // A double step applies the messages of its own ply too: its exits.
+        let (dated, later): (Vec<Message>, Vec<Message>) = if double(ply) {
+            mail.into_iter()
+                .partition(|m| m.ply == ply && now.iter().any(|n| n.to == m.to && !n.is_empty()))
+        } else {
+            (Vec::new(), mail)
+        };
+        mail = later;
         for slot in 0..slots {
-            let incoming: Vec<(Side, &[u64])> = now
-                .iter()
-                .filter(|m| m.to == slot)
-                .flat_map(|m| Side::BOTH.map(|side| (side, &m.keys[side.index()][..])))
-                .filter(|(_, keys)| !keys.is_empty())
-                .collect();
+            let incoming = addressed_to(&now, slot);
             if incoming.is_empty() {
                 continue;
             }
-            let out = step(slot, ply, &states[slot as usize], &incoming)?;
+            let out = step(
+                slot,
+                ply,
+                &states[slot as usize],
+                &incoming,
+                &addressed_to(&dated, slot),
+            )?;
             mail.extend(out.messages);
         }
     }

@@ -219,6 +219,12 @@ impl Game for Musashi {
         side == EngineSide::Second
     }
 
+    fn claims_stay_in_slice(&self) -> bool {
+        // Claims are brown's un-moves (brown wins), which keep the brown count and the black
+        // point: the slice.
+        true
+    }
+
     #[inline(always)]
     fn moves(&self, side: EngineSide, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
         match side {

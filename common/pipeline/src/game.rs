@@ -217,6 +217,10 @@ pub trait JobGame: Send + Sync {
     ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError>;
     /// Whether a stage can be solved in supersteps (split into one task per slice and ply).
     fn splits(&self) -> bool;
+    /// Whether step `ply` of a split stage is a double step, which also applies the messages
+    /// its slice sent itself for ply `ply` ([`superstep::is_double`]): what the coordinator
+    /// hands such a step.
+    fn double_step(&self, ply: u32) -> bool;
     /// What solving `stage` in memory holds besides its inputs, if the game's solver knows
     /// better than the win/draw/loss kernel's bytes per slot ([`crate::stage::stage_memory`]).
     fn in_memory_bytes(&self, stage: &Stage) -> Option<u64> {
@@ -244,6 +248,7 @@ pub trait JobGame: Send + Sync {
         ply: u32,
         state: &SlotState,
         incoming: &[(Side, &[u64])],
+        dated: &[(Side, &[u64])],
     ) -> Result<StepOutput, KernelError>;
     /// The values of a slot once its stage is done ([`superstep::finish`]).
     fn finish(
@@ -443,6 +448,10 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
         self.0.splits()
     }
 
+    fn double_step(&self, ply: u32) -> bool {
+        superstep::is_double(&self.0, ply)
+    }
+
     fn first_step(
         &self,
         stage: &Stage,
@@ -459,8 +468,9 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
         ply: u32,
         state: &SlotState,
         incoming: &[(Side, &[u64])],
+        dated: &[(Side, &[u64])],
     ) -> Result<StepOutput, KernelError> {
-        superstep::step(&self.0, stage, slot, ply, state, incoming)
+        superstep::step(&self.0, stage, slot, ply, state, incoming, dated)
     }
 
     fn finish(
@@ -522,6 +532,10 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         self.0.splits()
     }
 
+    fn double_step(&self, ply: u32) -> bool {
+        margin_steps::is_double(ply)
+    }
+
     fn in_memory_bytes(&self, stage: &Stage) -> Option<u64> {
         // The one-pass margin solver's graph (`retro_engine::margin_graph`).
         Some(margin_graph::estimated_bytes(&self.0, stage))
@@ -547,8 +561,9 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         ply: u32,
         state: &SlotState,
         incoming: &[(Side, &[u64])],
+        dated: &[(Side, &[u64])],
     ) -> Result<StepOutput, KernelError> {
-        margin_steps::step(&self.0, stage, slot, ply, state, incoming)
+        margin_steps::step(&self.0, stage, slot, ply, state, incoming, dated)
     }
 
     fn finish(

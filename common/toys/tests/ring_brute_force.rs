@@ -8,10 +8,12 @@
 
 use retro_engine::superstep::solve_stage_by_steps;
 use retro_engine::{
-    solve_stage, FinalValues, Game, Outcome, Side, SliceId, SolvedSlice, Stage, Value, Workspace,
+    solve_stage, ByteArray, FinalValues, Game, Move, Outcome, Side, SliceId, SolvedSlice, Stage,
+    Value, Workspace,
 };
 use retro_toys::RingHop;
 use std::collections::HashMap;
+use std::ops::Range;
 
 mod support;
 
@@ -164,6 +166,148 @@ fn a_game_without_unmoves_is_solved_by_pulling() {
     let stage = &game.stages()[4];
     let e = solve_stage_by_steps(&game, stage, &Finals(HashMap::new())).unwrap_err();
     assert!(e.to_string().contains("no un-moves"), "{e}");
+}
+
+/// Ring hop with each stage as one slice (its two parity slices side by side): every un-move,
+/// claims included, stays in the slice, so split stages run double steps
+/// ([`retro_engine::superstep::is_double`]), and since both sides capture, exits are dated odd
+/// plies as well as even ones: the double step applies them itself. (Sixteen Musashi's exits
+/// are all dated even plies, so its brute-force tests never hand a double step an exit.)
+struct OneSlicePerStage<'a>(&'a RingHop);
+
+impl OneSlicePerStage<'_> {
+    /// The ring hop slices merged into slice `slice`, and the first one's length.
+    fn parts(&self, slice: SliceId) -> (SliceId, SliceId, u64) {
+        let first = SliceId(2 * slice.0);
+        (first, SliceId(2 * slice.0 + 1), self.0.slice_len(first))
+    }
+
+    /// The merged slice of a ring hop slice.
+    fn merged(slice: SliceId) -> SliceId {
+        SliceId(slice.0 / 2)
+    }
+
+    /// A move of ring hop with its slice merged.
+    fn moved(mv: Move) -> Move {
+        match mv {
+            Move::InStage(slice, key) => Move::InStage(Self::merged(slice), key),
+            Move::Final(slice, key) => Move::Final(Self::merged(slice), key),
+            known => known,
+        }
+    }
+}
+
+impl Game for OneSlicePerStage<'_> {
+    fn stages(&self) -> Vec<Stage> {
+        self.0
+            .stages()
+            .into_iter()
+            .enumerate()
+            .map(|(i, stage)| Stage {
+                slices: vec![SliceId(i as u32)],
+                ..stage
+            })
+            .collect()
+    }
+    fn slice_count(&self) -> usize {
+        self.0.slice_count().div_ceil(2)
+    }
+    fn slice_len(&self, slice: SliceId) -> u64 {
+        let (first, second, len) = self.parts(slice);
+        let _ = first;
+        len + self.0.slice_len(second)
+    }
+    fn slice_name(&self, slice: SliceId) -> String {
+        format!("merged {slice:?}")
+    }
+    fn for_each_key(&self, slice: SliceId, range: Range<u64>, mut visit: impl FnMut(u64, u64)) {
+        for index in range {
+            visit(index, self.key(slice, index));
+        }
+    }
+    fn index(&self, slice: SliceId, key: u64) -> u64 {
+        let (first, second, len) = self.parts(slice);
+        match self.0.index(first, key) {
+            i if i < len => i,
+            _ => len + self.0.index(second, key),
+        }
+    }
+    fn key(&self, slice: SliceId, index: u64) -> u64 {
+        let (first, second, len) = self.parts(slice);
+        if index < len {
+            self.0.key(first, index)
+        } else {
+            self.0.key(second, index - len)
+        }
+    }
+    fn is_canonical(&self, slice: SliceId, key: u64) -> bool {
+        self.0.is_canonical(slice, key)
+    }
+    fn claims_stay_in_slice(&self) -> bool {
+        true
+    }
+    fn moves(&self, side: Side, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
+        self.0.moves(side, slice, key, |mv| visit(Self::moved(mv)))
+    }
+    fn unmoves(
+        &self,
+        side: Side,
+        slice: SliceId,
+        key: u64,
+        mut visit: impl FnMut(SliceId, u64, u64),
+    ) {
+        self.0.unmoves(side, slice, key, |to, to_key, _| {
+            let to = Self::merged(to);
+            visit(to, to_key, self.index(to, to_key))
+        })
+    }
+}
+
+/// The final values of ring hop's slices as [`OneSlicePerStage`] reads them.
+struct MergedFinals<'a>(&'a OneSlicePerStage<'a>, &'a Finals);
+
+impl FinalValues for MergedFinals<'_> {
+    fn value(&self, side: Side, slice: SliceId, index: u64) -> Value {
+        let (first, second, len) = self.0.parts(slice);
+        match index.checked_sub(len) {
+            None => self.1.value(side, first, index),
+            Some(i) => self.1.value(side, second, i),
+        }
+    }
+}
+
+/// Stages split into double steps (odd plies' claims applied by the step that makes them,
+/// exits of every parity) give every position its brute-force value.
+#[test]
+fn double_steps_with_exits_of_both_parities_match_the_brute_force() {
+    for n in [7, 10] {
+        let expected = brute_force(n, 3);
+        let game = RingHop::new(n, 3).unwrap();
+        check(&game, &expected, "double steps", &|g, stage, f| {
+            let merged = OneSlicePerStage(g);
+            let slice = OneSlicePerStage::merged(stage.slices[0]);
+            let whole = &merged.stages()[slice.0 as usize];
+            let solved = solve_stage_by_steps(&merged, whole, &MergedFinals(&merged, f)).unwrap();
+            let (first, second, len) = merged.parts(slice);
+            let [a, b] = &solved[0].values;
+            vec![
+                SolvedSlice {
+                    slice: first,
+                    values: [
+                        ByteArray::from_slice(&a[..len as usize]),
+                        ByteArray::from_slice(&b[..len as usize]),
+                    ],
+                },
+                SolvedSlice {
+                    slice: second,
+                    values: [
+                        ByteArray::from_slice(&a[len as usize..]),
+                        ByteArray::from_slice(&b[len as usize..]),
+                    ],
+                },
+            ]
+        });
+    }
 }
 
 #[test]
