@@ -57,10 +57,16 @@ impl TableWriter {
             block: BLOCK,
             sections: Vec::new(),
         };
+        // One compression context for every block: creating one per 16 KiB block cost about
+        // as much as compressing it (the frames are the same either way).
+        let mut compressor =
+            zstd::bulk::Compressor::new(level).expect("a zstd context for a valid level");
         for (name, values) in sections {
             let mut blocks = Vec::with_capacity(values.len().div_ceil(BLOCK));
             for chunk in values.chunks(BLOCK) {
-                let frame = zstd::bulk::compress(chunk, level).expect("zstd compression of memory");
+                let frame = compressor
+                    .compress(chunk)
+                    .expect("zstd compression of memory");
                 blocks.push((out.len() as u64, frame.len() as u32, checksum(&frame)));
                 out.extend_from_slice(&frame);
             }
