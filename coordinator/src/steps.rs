@@ -126,6 +126,24 @@ pub(crate) fn next(job: &JobRuntime, stage: usize) -> Next {
     Next::Steps(tasks, dead)
 }
 
+/// The message files step (`slot`, `ply`) of `stage` applies: those of the ply before, and a
+/// double step's also of its own ply (its exits). None for the first step and the finish.
+pub(crate) fn incoming(
+    job: &JobRuntime,
+    stage: usize,
+    slot: u32,
+    ply: u32,
+) -> impl Iterator<Item = &StepFileRow> {
+    let double = job.game.double_step(ply);
+    job.step_files.iter().filter(move |f| {
+        f.stage == stage
+            && f.kind == MESSAGE
+            && f.slot == slot
+            && ply >= 2
+            && (f.ply == ply - 1 || (double && f.ply == ply))
+    })
+}
+
 /// The task message of a step: its slice's latest state and the messages addressed to it by
 /// the previous ply; for ply 1, the final tables of the stages it reads (`records`, which the
 /// caller reads only for ply 1).
@@ -139,15 +157,7 @@ pub(crate) fn step_message(job: &JobRuntime, task: &TaskRow, records: &[SliceRec
         .iter()
         .filter(|f| f.stage == task.stage && f.kind == STATE && f.slot == slot)
         .max_by_key(|f| f.ply);
-    // The messages of the ply before; a double step also applies those of its own ply.
-    let double = job.game.double_step(ply);
-    let messages = job.step_files.iter().filter(|f| {
-        f.stage == task.stage
-            && f.kind == MESSAGE
-            && f.slot == slot
-            && ply >= 2
-            && (f.ply == ply - 1 || (double && f.ply == ply))
-    });
+    let messages = incoming(job, task.stage, slot, ply);
     message.step_inputs = state
         .into_iter()
         .filter(|_| ply != 1)
