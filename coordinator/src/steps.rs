@@ -128,7 +128,7 @@ pub(crate) fn next(job: &JobRuntime, stage: usize) -> Next {
 
 /// The message files step (`slot`, `ply`) of `stage` applies: those of the ply before, and a
 /// double step's also of its own ply (its exits). None for the first step and the finish.
-pub(crate) fn incoming(
+fn incoming(
     job: &JobRuntime,
     stage: usize,
     slot: u32,

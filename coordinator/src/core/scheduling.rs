@@ -3,8 +3,7 @@
 //! Only tasks of running jobs that fit the worker's memory budget are candidates: pending
 //! steps of split stages, and pending stages whose inputs are all done. Steps go first: the
 //! lowest stage, then the oldest job, then the lowest ply; among equals, a step whose slice
-//! state this worker wrote (it still holds it in memory), then the step with the most incoming
-//! updates (the longest first, so that short ones fill the end of the ply). Then stages: those reading most of
+//! state this worker wrote (it still holds it in memory). Then stages: those reading most of
 //! what this worker computed itself (it still holds those values too), then the oldest job,
 //! then the lowest stage. Ready stages large enough to split are split before choosing
 //! (`barrier.rs`). The chosen task is assigned as a new attempt under a fresh lease, and its
@@ -28,9 +27,9 @@ impl Core {
         self.touch(worker)?;
         self.split_ready_stages()?;
         let capacity = task_capacity(self.workers[&worker].memory_budget);
-        // Stages: (true, -affinity, job, stage, false, 0); steps: (false, stage, job, ply, not
-        // affine, -incoming updates). The smallest wins.
-        type Rank = (bool, usize, u64, u32, bool, u64);
+        // Stages: (true, -affinity, job, stage, false); steps: (false, stage, job, ply, not
+        // affine). The smallest wins.
+        type Rank = (bool, usize, u64, u32, bool);
         let mut best: Option<(Rank, TaskKey)> = None;
         for (&id, job) in &self.jobs {
             if job.row.state != JobState::Running {
@@ -48,7 +47,7 @@ impl Core {
                     .iter()
                     .filter(|&&d| self.computed_by.get(&(id, (d, None))) == Some(&worker))
                     .count();
-                let rank = (true, usize::MAX - affinity, id, t.stage as u32, false, 0);
+                let rank = (true, usize::MAX - affinity, id, t.stage as u32, false);
                 if best.as_ref().is_none_or(|(b, _)| rank < *b) {
                     best = Some((rank, t.key()));
                 }
@@ -75,16 +74,13 @@ impl Core {
                     .rev()
                     .find(|(_, s)| s.state == TaskState::Done)
                     .is_some_and(|(_, s)| self.computed_by.get(&(id, s.key())) == Some(&worker));
-                let updates: u64 = steps::incoming(job, t.stage, slot, ply)
-                    .map(|f| f.keys)
-                    .sum();
-                let rank = (false, t.stage, id, ply, !affine, u64::MAX - updates);
+                let rank = (false, t.stage, id, ply, !affine);
                 if best.as_ref().is_none_or(|(b, _)| rank < *b) {
                     best = Some((rank, t.key()));
                 }
             }
         }
-        let Some(((_, _, id, _, _, _), key)) = best else {
+        let Some(((_, _, id, _, _), key)) = best else {
             return Ok(None);
         };
         let mut task = self.jobs[&id].task(key).expect("found above").clone();
