@@ -411,6 +411,8 @@ pub fn run_step(
     // Outputs: the new state and the messages.
     let mut outputs = Vec::new();
     let mut resolved = 0;
+    // Of the writes, the state's share (the rest: the messages).
+    let mut state_write_ms = 0;
     if let (Some(state), Some(out)) = (state, output) {
         let clock = Instant::now();
         resolved = out.resolved;
@@ -420,6 +422,7 @@ pub fn run_step(
             .lock()
             .expect("cache lock")
             .keep_state(task.job_id, &f.path, &f.checksum, state);
+        state_write_ms = clock.elapsed().as_millis() as u64;
         outputs.push(step_file(f, "state", step.slot, step.ply, 0));
         let written: Vec<pb::StepFile> = pool.install(|| {
             out.messages
@@ -461,6 +464,8 @@ pub fn run_step(
         read_ms = times.read_ms,
         compute_ms = times.compute_ms,
         write_ms = times.write_ms,
+        state_write_ms,
+        bytes_written = times.bytes_written,
         "step computed"
     );
     Ok(pb::CompleteTaskRequest {
