@@ -29,7 +29,7 @@
 
 use crate::atomic::ByteArray;
 use crate::distinct::Distinct;
-use crate::game::{Game, Side, Stage};
+use crate::game::{Game, Side, SliceId, Stage};
 use crate::kernel::{FinalValues, KernelError, SolvedSlice};
 use crate::meter::SlotClocks;
 use crate::rules::{
@@ -418,41 +418,27 @@ fn claim_in_slice<G: Game>(
     let roles = SideRoles::of(game);
     let slice = stage.slices[slot as usize];
     let len = game.slice_len(slice);
-    let tasks: Vec<(Side, &[u64])> = Side::BOTH
-        .iter()
-        .flat_map(|&side| frontier[side.index()].chunks(CHUNK).map(move |c| (side, c)))
-        .collect();
-    let found: Vec<(Side, Vec<u64>, bool)> = tasks
-        .par_iter()
-        .map(|&(side, chunk)| {
-            clocks.time(0, || {
-                let target = side.other();
-                let section = state.section(target, &roles);
-                let mut found = Vec::new();
-                let mut strays = false;
-                let mut scratch = Distinct::new();
-                for_each_target_of(
-                    game,
-                    slot_of,
-                    ply,
-                    side,
-                    slice,
-                    chunk,
-                    &mut scratch,
-                    |t: u32, to_key, index| {
-                        if t != slot || index >= len {
-                            strays = true;
-                        } else if apply(&section, index as usize, ply) {
-                            found.push(to_key);
-                        }
-                    },
-                );
-                (target, found, strays)
-            })
-        })
-        .collect();
+    let found = targets_by_chunk(
+        game,
+        slot_of,
+        slice,
+        ply,
+        frontier,
+        clocks,
+        |side| {
+            let target = side.other();
+            (target, state.section(target, &roles), Vec::new(), false)
+        },
+        |(_, section, found, strays), t, to_key, index| {
+            if t != slot || index >= len {
+                *strays = true;
+            } else if apply(section, index as usize, ply) {
+                found.push(to_key);
+            }
+        },
+    );
     let mut claimed: [Vec<u64>; 2] = Default::default();
-    for (target, keys, strays) in found {
+    for (target, _, keys, strays) in found {
         if strays {
             return Err(KernelError::Contract {
                 stage: stage.name.clone(),
@@ -465,6 +451,47 @@ fn claim_in_slice<G: Game>(
         claimed[target.index()].extend(keys);
     }
     Ok(claimed)
+}
+
+/// Visits the targets of ply `ply` from every position of `frontier` (positions of `slice`,
+/// per side to move) in parallel chunks: each chunk starts an accumulator with `start(side)`
+/// and calls `visit(accumulator, slot, key, index)` per target ([`for_each_target_of`]).
+/// Returns the accumulators in chunk order.
+#[allow(clippy::too_many_arguments)]
+fn targets_by_chunk<G: Game, A: Send>(
+    game: &G,
+    slot_of: &[u32],
+    slice: SliceId,
+    ply: u32,
+    frontier: &[Vec<u64>; 2],
+    clocks: &SlotClocks,
+    start: impl Fn(Side) -> A + Sync,
+    visit: impl Fn(&mut A, u32, u64, u64) + Sync,
+) -> Vec<A> {
+    let tasks: Vec<(Side, &[u64])> = Side::BOTH
+        .iter()
+        .flat_map(|&side| frontier[side.index()].chunks(CHUNK).map(move |c| (side, c)))
+        .collect();
+    tasks
+        .par_iter()
+        .map(|&(side, chunk)| {
+            clocks.time(0, || {
+                let mut acc = start(side);
+                let mut scratch = Distinct::new();
+                for_each_target_of(
+                    game,
+                    slot_of,
+                    ply,
+                    side,
+                    slice,
+                    chunk,
+                    &mut scratch,
+                    |t, k, i| visit(&mut acc, t, k, i),
+                );
+                acc
+            })
+        })
+        .collect()
 }
 
 /// Expands `frontier` (positions of slot `slot` of value `ply`, per side to move) into the
@@ -482,38 +509,24 @@ fn expand<G: Game>(
     let slice = stage.slices[slot as usize];
     // Per target slot (and one more for targets outside the stage), per target side.
     let empty = || vec![[Vec::new(), Vec::new()]; n + 1];
-    let tasks: Vec<(Side, &[u64])> = Side::BOTH
-        .iter()
-        .flat_map(|&side| frontier[side.index()].chunks(CHUNK).map(move |c| (side, c)))
-        .collect();
-    let per_target: Vec<[Vec<u64>; 2]> = tasks
-        .par_iter()
-        .map(|&(side, chunk)| {
-            clocks.time(0, || {
-                let mut out = empty();
-                let target = side.other().index();
-                let mut scratch = Distinct::new();
-                for_each_target_of(
-                    game,
-                    slot_of,
-                    ply,
-                    side,
-                    slice,
-                    chunk,
-                    &mut scratch,
-                    |t: u32, to_key, _| out[t.min(n as u32) as usize][target].push(to_key),
-                );
-                out
-            })
-        })
-        .reduce(empty, |mut a, b| {
-            for (x, y) in a.iter_mut().zip(b) {
-                for side in 0..2 {
-                    x[side].extend(&y[side]);
-                }
+    let chunks = targets_by_chunk(
+        game,
+        slot_of,
+        slice,
+        ply,
+        frontier,
+        clocks,
+        |side| (side.other().index(), empty()),
+        |(target, out), t, to_key, _| out[t.min(n as u32) as usize][*target].push(to_key),
+    );
+    let per_target = chunks.into_iter().fold(empty(), |mut all, (_, chunk)| {
+        for (x, y) in all.iter_mut().zip(chunk) {
+            for side in 0..2 {
+                x[side].extend(&y[side]);
             }
-            a
-        });
+        }
+        all
+    });
     if per_target[n].iter().any(|keys| !keys.is_empty()) {
         return Err(KernelError::Contract {
             stage: stage.name.clone(),
