@@ -190,7 +190,7 @@ pub(crate) fn verify_outputs(
         Refusal::InvalidArgument(format!("malformed step report for {}: {m}", task.name))
     };
     // A double step's messages are of the ply after its own.
-    let sends = ply + u32::from(ply != 0 && job.game.double_step(ply));
+    let sends = ply + u32::from(job.game.double_step(ply));
     let mut rows = Vec::new();
     let mut seen = BTreeSet::new();
     for f in &req.step_outputs {

@@ -16,16 +16,16 @@
 //!
 //! Step `p` of slice `s` therefore reads the messages of ply `p - 1` addressed to `s`, applies
 //! them (what they resolve is `s`'s frontier of value `p`), and expands that frontier into the
-//! messages of ply `p`.
+//! messages of ply `p`. A stage is done when a ply sends no message and none is dated later;
+//! [`finish`] then turns the slice's state into its values. Applying a ply's messages commutes
+//! (a claim sets a bit once; decrements add up), so the result does not depend on the order in
+//! which messages arrive or are applied.
 //!
 //! **Double steps.** In a game whose claims stay in their slice
 //! ([`Game::claims_stay_in_slice`]: Sixteen Musashi) nobody else can claim a position of `s`, so
 //! an odd step `p` applies its own claims at once, with the exits dated `p` (messages `s` sent
 //! itself, handed to the step beside its incoming ones), and expands the even ply `p + 1` in the
-//! same step ([`is_double`]). The values are the same; the stage needs half the steps. A stage is done when a ply sends no message and none is dated later;
-//! [`finish`] then turns the slice's state into its values. Applying a ply's messages commutes
-//! (a claim sets a bit once; decrements add up), so the result does not depend on the order in
-//! which messages arrive or are applied.
+//! same step ([`is_double`]). The values are the same; the stage needs half the steps.
 
 use crate::atomic::ByteArray;
 use crate::distinct::Distinct;
@@ -250,12 +250,16 @@ pub fn first_step<G: Game, F: FinalValues>(
     } else {
         Vec::new()
     };
-    let dated: Vec<(Side, &[u64])> = dated
-        .iter()
-        .flat_map(|m| Side::BOTH.map(|side| (side, &m.keys[side.index()][..])))
-        .collect();
     let (messages, resolved) = advance(
-        game, stage, &slot_of, slot, 1, frontier, &state, &dated, &clocks,
+        game,
+        stage,
+        &slot_of,
+        slot,
+        1,
+        frontier,
+        &state,
+        &addressed_to(&dated, slot),
+        &clocks,
     )?;
     out.messages.extend(messages);
     out.resolved = resolved;
