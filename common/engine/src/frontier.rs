@@ -118,6 +118,11 @@ impl Frontier {
         self.slots.len()
     }
 
+    /// Whether the list is kept in a scratch file (out of core) rather than in memory.
+    pub(crate) fn is_spilled(&self) -> bool {
+        self.scratch.is_some()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
