@@ -204,8 +204,15 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
             all.extend_from_slice(&keys);
         }
     }
-    radsort::sort(&mut all);
+    sort_for_locality(&mut all);
     segments.push(Segment::Memory(all));
+}
+
+/// Sorts `keys` for the locality of the ply that expands them (see the module documentation):
+/// a radix sort (sorting on the 24 highest bits only, three passes instead of up to five, was
+/// measured: no faster).
+pub(crate) fn sort_for_locality(keys: &mut [u64]) {
+    radsort::sort(keys);
 }
 
 /// Appends `keys` to the spill file (created on first use in `dir`); returns their offset.

@@ -21,7 +21,7 @@
 use crate::atomic::{ByteArray, ScratchError};
 use crate::checkpoint::{CarriedTimes, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape};
 use crate::distinct::Distinct;
-use crate::frontier::{Frontier, SlotLists, CHUNK};
+use crate::frontier::{sort_for_locality, Frontier, SlotLists, CHUNK};
 use crate::game::{Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::rules::{
@@ -280,7 +280,7 @@ fn expand(
         for group in list.chunks(&[sec]).chunks(GROUP_CHUNKS) {
             let mut keys: Vec<u64> = group.iter().flat_map(|&(_, c)| c).copied().collect();
             list.release();
-            radsort::sort(&mut keys);
+            sort_for_locality(&mut keys);
             let t = keys
                 .par_chunks(CHUNK)
                 .map(|chunk| clocks.time(sec / 2, || work(sec, chunk)))
