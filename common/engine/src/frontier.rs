@@ -11,7 +11,9 @@
 //! sorted by key. Expanding a sorted list visits the targets of one kind of un-move in nearly
 //! increasing index order (a key's colex rank grows with its mask), so the target arrays are
 //! walked in a few streams the caches follow instead of at random: on BOARD33, whose slices
-//! are far larger than the caches, this took a fifth off a stage (and 6% off BOARD25).
+//! are far larger than the caches, this took 12–27% off a stage (8% off BOARD25; figures in
+//! docs/benchmarks.md). Spilled lists are sorted a group at a time as they are read
+//! (`kernel::expand`).
 
 use crate::atomic::ScratchError;
 use crate::workspace::Workspace;

@@ -269,7 +269,6 @@ fn expand(
                 .map(|&(sec, keys)| clocks.time(sec as usize / 2, || work(sec as usize, keys)))
                 .reduce(|| vec![false; n], touched_union);
             touched = touched_union(touched, t);
-            list.release();
         }
         return touched;
     }
