@@ -136,7 +136,7 @@ impl Frontier {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if self.scratch.is_none() && !self.sorted {
+        if !self.is_spilled() && !self.sorted {
             // Slots in parallel: a slot's merge and sort need twice its keys at most, so only
             // as many slots as threads are doubled at once.
             self.slots.par_iter_mut().for_each(merge_sorted);

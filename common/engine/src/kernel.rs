@@ -261,14 +261,18 @@ fn expand(
         .into_iter()
         .filter(|&s| pick(s))
         .collect();
+    // Expands pieces (section, keys) in parallel; returns the slots they touched.
+    let run = |pieces: Vec<(usize, &[u64])>| {
+        pieces
+            .par_iter()
+            .map(|&(sec, keys)| clocks.time(sec / 2, || work(sec, keys)))
+            .reduce(|| vec![false; n], touched_union)
+    };
     if !list.is_spilled() {
         // Sealed lists in memory are sorted already.
         for group in list.chunks(&sections).chunks(GROUP_CHUNKS) {
-            let t = group
-                .par_iter()
-                .map(|&(sec, keys)| clocks.time(sec as usize / 2, || work(sec as usize, keys)))
-                .reduce(|| vec![false; n], touched_union);
-            touched = touched_union(touched, t);
+            let pieces = group.iter().map(|&(sec, keys)| (sec as usize, keys));
+            touched = touched_union(touched, run(pieces.collect()));
         }
         return touched;
     }
@@ -280,11 +284,7 @@ fn expand(
             let mut keys: Vec<u64> = group.iter().flat_map(|&(_, c)| c).copied().collect();
             list.release();
             sort_for_locality(&mut keys);
-            let t = keys
-                .par_chunks(CHUNK)
-                .map(|chunk| clocks.time(sec / 2, || work(sec, chunk)))
-                .reduce(|| vec![false; n], touched_union);
-            touched = touched_union(touched, t);
+            touched = touched_union(touched, run(keys.chunks(CHUNK).map(|c| (sec, c)).collect()));
         }
     }
     touched
