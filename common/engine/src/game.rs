@@ -159,4 +159,25 @@ pub trait Game: Sync {
     /// it knows the target slice. Moves that leave a stage are never un-made: they come from
     /// later stages. Never called when [`Game::has_unmoves`] is false.
     fn unmoves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64));
+
+    /// [`Game::unmoves`] of every key of `keys` (all in `slice`, `side` to move), each key's
+    /// targets exactly once, in an order of the game's choosing; returns true. Or returns false
+    /// without visiting anything: the kernel then un-moves key by key and removes each key's
+    /// duplicates itself. Which is what a count ply needs (one decrement per distinct
+    /// predecessor), so a game that can produce it cheaply in bulk says so here.
+    ///
+    /// The point of the bulk form is memory locality: the keys of a frontier list come sorted,
+    /// and one kind of un-move at a time (in Sixteen Musashi, black stepping back in one
+    /// direction) sends their targets to one slice, in a few rising streams, instead of
+    /// interleaving up to eight slices. Default: false.
+    fn distinct_unmoves_of_all(
+        &self,
+        side: Side,
+        slice: SliceId,
+        keys: &[u64],
+        visit: impl FnMut(SliceId, u64, u64),
+    ) -> bool {
+        let _ = (side, slice, keys, visit);
+        false
+    }
 }

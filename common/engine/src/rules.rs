@@ -255,6 +255,13 @@ pub(crate) fn for_each_target_of<G: Game>(
         scratch: &mut Distinct<(u32, u64, u64)>,
         visit: &mut impl FnMut(u32, u64, u64),
     ) {
+        if !CLAIM
+            && game.distinct_unmoves_of_all(side_of(FIRST), slice, keys, |to, to_key, i| {
+                visit(slot_of[to.0 as usize], to_key, i)
+            })
+        {
+            return;
+        }
         for &key in keys {
             for_each_target::<G, FIRST, CLAIM>(game, slot_of, slice, key, scratch, visit);
         }

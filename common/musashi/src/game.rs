@@ -31,6 +31,14 @@ pub struct Musashi {
     /// `stabiliser_bits[rep][j * n + p]`: the single-bit mask of the image of point `p` under
     /// the `j`-th stabiliser element of `rep` (so a move's image is two XORs, no lookups chain).
     stabiliser_bits: Vec<Vec<u64>>,
+    /// `origin_images[p]`: the group elements whose images of a brown mask, black on `p`, are
+    /// the candidates of its canonical image (`to_rep[p]` and its compositions with the
+    /// stabiliser of `rep[p]`): canonicalising is then a minimum over precomputed images.
+    origin_images: Vec<Vec<u8>>,
+    /// `twin_origins[b][p]`: for a black un-move from `b` back to its neighbour `p`, the
+    /// earlier neighbours `q` (in increasing order) with a group element `g` taking `q` to `p`:
+    /// when `g` fixes the brown mask and `q` is free too, the two un-moves reach one position.
+    twin_origins: Vec<Vec<Vec<(u8, u8)>>>,
 }
 
 impl Musashi {
@@ -58,9 +66,51 @@ impl Musashi {
                     .collect()
             })
             .collect();
+        let symmetry = &board.symmetry;
+        let element_of = |cells: &[usize]| {
+            symmetry
+                .elements
+                .iter()
+                .position(|e| (0..n).all(|p| e.cell(p) == cells[p]))
+                .expect("the group is closed under composition") as u8
+        };
+        let origin_images = (0..n)
+            .map(|p| {
+                let to_rep = &symmetry.elements[symmetry.to_rep[p] as usize];
+                let mut images = vec![symmetry.to_rep[p]];
+                for &s in &symmetry.stabiliser[symmetry.rep[p] as usize] {
+                    let s = &symmetry.elements[s as usize];
+                    let composed: Vec<usize> = (0..n).map(|q| s.cell(to_rep.cell(q))).collect();
+                    images.push(element_of(&composed));
+                }
+                images
+            })
+            .collect();
+        let twin_origins = (0..n)
+            .map(|b| {
+                let around = |p: usize| board.neighbours[b] >> p & 1 == 1;
+                (0..n)
+                    .map(|p| {
+                        let mut twins = Vec::new();
+                        if around(p) {
+                            for q in (0..p).filter(|&q| around(q)) {
+                                for (g, e) in symmetry.elements.iter().enumerate() {
+                                    if e.cell(q) == p {
+                                        twins.push((q as u8, g as u8));
+                                    }
+                                }
+                            }
+                        }
+                        twins
+                    })
+                    .collect()
+            })
+            .collect();
         Musashi {
             parts,
             stabiliser_bits,
+            origin_images,
+            twin_origins,
             ranker: SubsetRanker::new(n as u32 - 1),
             board,
             max_browns,
@@ -259,6 +309,23 @@ impl Game for Musashi {
             }
         }
     }
+    fn distinct_unmoves_of_all(
+        &self,
+        side: EngineSide,
+        slice: SliceId,
+        keys: &[u64],
+        visit: impl FnMut(SliceId, u64, u64),
+    ) -> bool {
+        match side {
+            EngineSide::First => {
+                self.black_unmoves_of_all(slice, keys, visit);
+                true
+            }
+            // Brown's un-moves stay key by key: measured, one kind at a time over a block of
+            // keys was slower (their targets share the slice, whose bitmap is small).
+            EngineSide::Second => false,
+        }
+    }
 }
 
 impl Musashi {
@@ -288,6 +355,65 @@ impl Musashi {
         }
     }
 
+    /// [`Musashi::black_unmoves`] of every key of `keys`, one direction at a time, each key's
+    /// positions once. For one origin point the targets all lie in one slice and their masks
+    /// are the keys under one symmetry (or the smaller of a few images), so a sorted list sends
+    /// its decrements through the target slice in a few rising streams. A key's un-moves from
+    /// two origins reach the same position only when a symmetry maps one origin to the other
+    /// and fixes the mask: the later one is skipped then ([`Musashi::twin_origins`]).
+    fn black_unmoves_of_all(
+        &self,
+        slice: SliceId,
+        keys: &[u64],
+        mut visit: impl FnMut(SliceId, u64, u64),
+    ) {
+        let (k, black) = self.slice_parts(slice);
+        let symmetry = &self.board.symmetry;
+        let group = symmetry.len();
+        // Black arrived without capturing only if no pair sandwiches it now.
+        let kept: Vec<u64> = keys
+            .iter()
+            .copied()
+            .filter(|&key| captures(&self.board, black, key) == 0)
+            .collect();
+        // Each kept key's images under the whole group, computed once for all directions.
+        let mut images = vec![0u64; kept.len() * group];
+        for (key, row) in kept.iter().zip(images.chunks_exact_mut(group)) {
+            row[0] = *key;
+            for (g, image) in row.iter_mut().enumerate().skip(1) {
+                *image = symmetry.elements[g].apply(*key);
+            }
+        }
+        let twins = &self.twin_origins[black];
+        let mut origins = self.board.neighbours[black];
+        while origins != 0 {
+            let from = origins.trailing_zeros() as usize;
+            origins &= origins - 1;
+            let from_bit = 1u64 << from;
+            let rep = symmetry.rep[from] as usize;
+            let to = self.slice_of(k, rep);
+            let candidates = &self.origin_images[from];
+            let twins = &twins[from];
+            for (&key, row) in kept.iter().zip(images.chunks_exact(group)) {
+                if key & from_bit != 0 {
+                    continue;
+                }
+                let twin = twins
+                    .iter()
+                    .any(|&(q, g)| key >> q & 1 == 0 && row[g as usize] == key);
+                if twin {
+                    continue;
+                }
+                let image = candidates
+                    .iter()
+                    .map(|&g| row[g as usize])
+                    .min()
+                    .expect("at least the element to the representative");
+                visit(to, image, self.ranker.rank(squeeze(image, rep as u32)));
+            }
+        }
+    }
+
     /// The black-to-move positions with a non-capturing black move to the brown-to-move
     /// `(slice, key)`.
     #[inline(always)]
@@ -304,6 +430,85 @@ impl Musashi {
             let (rep, image) = self.board.symmetry.canonical(from, key);
             let index = self.ranker.rank(squeeze(image, rep as u32));
             visit(self.slice_of(k, rep), image, index);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Brown masks of every slice of `game` with `k` browns: pseudo-random ones and ones fixed
+    /// by a symmetry (the masks whose black un-moves can coincide).
+    fn sample_keys(game: &Musashi, slice: SliceId, count: u64) -> Vec<u64> {
+        let symmetry = &game.board().symmetry;
+        let len = game.slice_len(slice);
+        let mut keys: Vec<u64> = (0..count)
+            .map(|i| game.key(slice, i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % len))
+            .collect();
+        let (k, black) = game.slice_parts(slice);
+        for g in &symmetry.elements {
+            for &key in &keys.clone() {
+                let fixed = key | g.apply(key);
+                if fixed.count_ones() as usize == k && fixed >> black & 1 == 0 {
+                    keys.push(fixed);
+                }
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    #[test]
+    fn black_unmoves_in_bulk_are_each_keys_distinct_unmoves() {
+        for name in ["BOARD25", "BOARD33"] {
+            let game = Musashi::new(Board::builtin(name).unwrap(), Some(8));
+            let mut symmetric = 0;
+            for stage in game.stages().iter().skip(3) {
+                for &slice in &stage.slices {
+                    let keys = sample_keys(&game, slice, 200);
+                    let mut all_bulk = Vec::new();
+                    for &key in &keys {
+                        let mut one = BTreeSet::new();
+                        game.unmoves(EngineSide::First, slice, key, |s, k, i| {
+                            one.insert((s, k, i));
+                        });
+                        let mut bulk = Vec::new();
+                        assert!(game.distinct_unmoves_of_all(
+                            EngineSide::First,
+                            slice,
+                            &[key],
+                            |s, k, i| bulk.push((s, k, i)),
+                        ));
+                        let distinct: BTreeSet<_> = bulk.iter().copied().collect();
+                        assert_eq!(
+                            distinct.len(),
+                            bulk.len(),
+                            "{name} key {key:#x}: a duplicate"
+                        );
+                        assert_eq!(distinct, one, "{name} {slice:?} key {key:#x}");
+                        symmetric += usize::from(
+                            game.board()
+                                .symmetry
+                                .elements
+                                .iter()
+                                .skip(1)
+                                .any(|g| g.apply(key) == key),
+                        );
+                        all_bulk.extend(bulk);
+                    }
+                    let mut together = Vec::new();
+                    game.distinct_unmoves_of_all(EngineSide::First, slice, &keys, |s, k, i| {
+                        together.push((s, k, i))
+                    });
+                    together.sort_unstable();
+                    all_bulk.sort_unstable();
+                    assert_eq!(together, all_bulk, "{name} {slice:?}: a whole list");
+                }
+            }
+            assert!(symmetric > 0, "{name}: no symmetric mask was tried");
         }
     }
 }
