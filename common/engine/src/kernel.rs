@@ -557,6 +557,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let mut out = SlotLists::new(lists, n);
                     let mut scratch = Distinct::new();
                     let target = side.other();
+                    // Consecutive targets mostly share a slot (a claim's always do in a game
+                    // whose claims stay in the slice; a count ply's do when the game un-moves
+                    // a list one kind at a time): the target's section is looked up, and its
+                    // slot noted as touched, once per change of slot.
+                    let mut last: Option<(u32, &Section)> = None;
                     for_each_target_of(
                         game,
                         &slot_of,
@@ -568,11 +573,19 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                         // Inlined into the game's un-move generator: one call per target.
                         #[inline(always)]
                         |t, t_key, i| {
-                            out.touch(t);
+                            let into = match last {
+                                Some((slot, into)) if slot == t => into,
+                                _ => {
+                                    out.touch(t);
+                                    let into = section(t as usize, target);
+                                    last = Some((t, into));
+                                    into
+                                }
+                            };
                             // Most targets are already final late in a stage; the bitmap
                             // answers that from cache, and only a first visit touches the
                             // value array.
-                            if apply(section(t as usize, target), i as usize, ply) {
+                            if apply(into, i as usize, ply) {
                                 out.push(section_of(t, target), t_key);
                             }
                         },
