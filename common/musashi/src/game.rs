@@ -39,6 +39,9 @@ pub struct Musashi {
     /// earlier neighbours `q` (in increasing order) with a group element `g` taking `q` to `p`:
     /// when `g` fixes the brown mask and `q` is free too, the two un-moves reach one position.
     twin_origins: Vec<Vec<Vec<(u8, u8)>>>,
+    /// `black_images[b]`: the non-identity group elements (a bit each) in `origin_images` of
+    /// the neighbours of `b`: the images a black move from `b` needs.
+    black_images: Vec<u8>,
 }
 
 impl Musashi {
@@ -74,7 +77,7 @@ impl Musashi {
                 .position(|e| (0..n).all(|p| e.cell(p) == cells[p]))
                 .expect("the group is closed under composition") as u8
         };
-        let origin_images = (0..n)
+        let origin_images: Vec<Vec<u8>> = (0..n)
             .map(|p| {
                 let to_rep = &symmetry.elements[symmetry.to_rep[p] as usize];
                 let mut images = vec![symmetry.to_rep[p]];
@@ -106,7 +109,17 @@ impl Musashi {
                     .collect()
             })
             .collect();
+        let black_images = (0..n)
+            .map(|b| {
+                (0..n)
+                    .filter(|&p| board.neighbours[b] >> p & 1 == 1)
+                    .flat_map(|p| origin_images[p].iter().copied())
+                    .filter(|&g| g != 0)
+                    .fold(0u8, |set, g| set | 1 << g)
+            })
+            .collect();
         Musashi {
+            black_images,
             parts,
             stabiliser_bits,
             origin_images,
@@ -341,17 +354,36 @@ impl Musashi {
             visit(Move::Known(Value::DRAW));
             return;
         }
+        // The key's images under the group elements the targets' canonical forms need,
+        // computed once for all the moves (a non-capturing move's canonical mask is the
+        // smallest of a few of them, see `origin_images`).
+        let symmetry = &self.board.symmetry;
+        let mut images = [key; 8];
+        let mut needed = self.black_images[black];
+        while needed != 0 {
+            let g = needed.trailing_zeros() as usize;
+            needed &= needed - 1;
+            images[g] = symmetry.elements[g].apply(key);
+        }
         while targets != 0 {
             let to = targets.trailing_zeros() as usize;
             targets &= targets - 1;
             let captured = captures(&self.board, to, key);
-            let browns = key & !captured;
-            let (s, kk) = self.canonical_slice(k - captured.count_ones() as usize, to, browns);
-            visit(if captured == 0 {
-                Move::InStage(s, kk)
+            if captured == 0 {
+                let image = self.origin_images[to]
+                    .iter()
+                    .map(|&g| images[g as usize])
+                    .min()
+                    .expect("at least the element to the representative");
+                visit(Move::InStage(
+                    self.slice_of(k, symmetry.rep[to] as usize),
+                    image,
+                ));
             } else {
-                Move::Final(s, kk)
-            });
+                let browns = key & !captured;
+                let (s, kk) = self.canonical_slice(k - captured.count_ones() as usize, to, browns);
+                visit(Move::Final(s, kk));
+            }
         }
     }
 
