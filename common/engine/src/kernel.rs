@@ -407,17 +407,23 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     // The state at the first ply to run: a restored checkpoint's, or the initial sweep's.
     let (mut frontier, mut exits, overflow, mut open, first_ply) = if let Some(r) = restored {
         let state = restored_state(r, &shape, space).map_err(checkpoint_error)?;
+        // The open positions per slot are the clear final bits; their sums must be the
+        // checkpoint's, or it does not belong to these arrays.
+        let open: Vec<[u64; 2]> = (0..n)
+            .map(|s| Side::BOTH.map(|side| open_in(final_bits[s][side.index()], lens[s])))
+            .collect();
+        let sums = Side::BOTH.map(|side| open.iter().map(|o| o[side.index()]).sum::<u64>());
+        if sums != state.open {
+            return Err(checkpoint_error(format!(
+                "it counts {:?} open positions, its arrays hold {sums:?}",
+                state.open
+            )));
+        }
         times.init = state.times.init;
         times.claim_plies = state.times.claim_plies;
         times.count_plies = state.times.count_plies;
         times.peak_list_keys = state.times.peak_list_keys;
-        (
-            state.frontier,
-            state.exits,
-            state.overflow,
-            state.open,
-            state.ply,
-        )
+        (state.frontier, state.exits, state.overflow, open, state.ply)
     } else {
         // Positions lost at once (the frontier of ply 1), and scheduled exits by ply. During
         // initialisation the tasks add to them directly (out of core they go to disk at once).
@@ -427,8 +433,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         let scheduled: Vec<Mutex<Frontier>> = (0..BUCKETS)
             .map(|_| Mutex::new(Frontier::new(lists, space)))
             .collect();
-        // Canonical positions per side not yet final (decides between push and pull).
-        let mut open = [0u64; 2];
+        // Canonical positions per slot and side not yet final (decide between push and pull).
+        let mut open = vec![[0u64; 2]; n];
         let sweep = Sweep {
             game,
             roles,
@@ -479,12 +485,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     })
                 })
                 .collect();
-            for (canonical, error) in outcomes {
+            for (&(s, _), (canonical, error)) in tasks.iter().zip(outcomes) {
                 if let Some(what) = error {
                     return Err(contract(what));
                 }
-                open[0] += canonical;
-                open[1] += canonical;
+                open[s as usize] = open[s as usize].map(|o| o + canonical);
             }
             let mut touched = vec![false; n];
             for &s in batch {
@@ -499,9 +504,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             .into_iter()
             .map(|f| f.into_inner().expect("frontier lock"))
             .collect();
-        for side in Side::BOTH {
-            open[side.index()] -= frontier.len_where(of_side(side));
-        }
+        close(&mut open, &frontier);
 
         let overflow: Vec<Vec<OverflowCounter>> = overflow_found
             .into_iter()
@@ -534,14 +537,31 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         //
         // A game without un-moves always pulls, in count plies too: each open position counts
         // its successors of value `ply` and takes that many off its counter.
-        let pull = Side::BOTH.map(|t| {
-            let sent = frontier.len_where(of_side(t.other()));
-            if claims {
-                roles.claimable[t.index()] && (!push || open[t.index()] < sent)
-            } else {
-                !push && roles.counted[t.index()] && sent > 0
-            }
-        });
+        //
+        // When every claim stays in its slice, the choice is made per slot: a slot whose open
+        // positions are fewer than the keys its own frontier would push pulls, the others push
+        // (late in a stage the slots get there at different plies).
+        let per_slot = claims && push && game.claims_stay_in_slice();
+        // `sent[t]`: the frontier keys whose targets have side `t` to move.
+        let sent = Side::BOTH.map(|t| frontier.len_where(of_side(t.other())));
+        let open_of = |t: Side| open.iter().map(|o| o[t.index()]).sum::<u64>();
+        let pull: Vec<[bool; 2]> = (0..n)
+            .map(|s| {
+                Side::BOTH.map(|t| {
+                    if claims {
+                        let fewer_open = if per_slot {
+                            open[s][t.index()]
+                                < frontier.len_where(|sec| sec == section_of(s as u32, t.other()))
+                        } else {
+                            open_of(t) < sent[t.index()]
+                        };
+                        roles.claimable[t.index()] && (!push || fewer_open)
+                    } else {
+                        !push && roles.counted[t.index()] && sent[t.index()] > 0
+                    }
+                })
+            })
+            .collect();
         let sink = Mutex::new(Frontier::new(lists, space));
         for batch in &batches {
             let batch_start = BatchStart::now();
@@ -549,7 +569,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             let pushed = expand(
                 &frontier,
                 batch,
-                |sec| !pull[slot_side(sec).1.other().index()],
+                |sec| {
+                    let (slot, side) = slot_side(sec);
+                    !pull[slot][side.other().index()]
+                },
                 &clocks,
                 |sec, chunk| {
                     let (slot, side) = slot_side(sec);
@@ -626,7 +649,16 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 target.is_final(ti) && u32::from(target.values[ti].load(Relaxed)) == ply
             };
             let value = (ply + 1) as u8;
-            for side in Side::BOTH.into_iter().filter(|t| pull[t.index()]) {
+            for side in Side::BOTH {
+                let batch: Vec<usize> = batch
+                    .iter()
+                    .copied()
+                    .filter(|&s| pull[s][side.index()])
+                    .collect();
+                if batch.is_empty() {
+                    continue;
+                }
+                let batch = &batch[..];
                 let pulled = if claims {
                     pull_ply(
                         game,
@@ -700,9 +732,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         times.peak_list_keys = times
             .peak_list_keys
             .max(expanded + frontier.len() + scheduled);
-        for side in Side::BOTH {
-            open[side.index()] -= frontier.len_where(of_side(side));
-        }
+        close(&mut open, &frontier);
         if claims {
             times.claim_plies += ply_clock.elapsed();
         } else {
@@ -723,7 +753,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             let snapshot = PlySnapshot {
                 shape: &shape,
                 ply,
-                open,
+                open: Side::BOTH.map(|side| open.iter().map(|o| o[side.index()]).sum()),
                 times: CarriedTimes {
                     init: times.init,
                     claim_plies: times.claim_plies,
@@ -786,6 +816,25 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         .map(|(&slice, values)| SolvedSlice { slice, values })
         .collect();
     Ok((solved, times))
+}
+
+/// Takes the positions of `resolved` (a ply's new frontier) off the open counts of their slots.
+fn close(open: &mut [[u64; 2]], resolved: &Frontier) {
+    for (s, counts) in open.iter_mut().enumerate() {
+        for side in Side::BOTH {
+            counts[side.index()] -= resolved.len_where(|sec| sec == section_of(s as u32, side));
+        }
+    }
+}
+
+/// The positions among the first `len` of a section whose final bit is clear.
+fn open_in(bits: &[AtomicU64], len: u64) -> u64 {
+    let clear: u64 = bits
+        .iter()
+        .map(|w| u64::from((!w.load(Relaxed)).count_ones()))
+        .sum();
+    // The last word's bits past `len` are never set.
+    clear - (bits.len() as u64 * 64 - len)
 }
 
 /// The non-empty lists a checkpoint after ply `ply - 1` holds (all sealed): the frontier the
