@@ -10,7 +10,8 @@
 //! * each **ply** expands its frontier (the positions of value `ply`, both sides) in parallel
 //!   and applies the exits scheduled for it; in late claim plies, when fewer positions of the
 //!   claimed side are open than the frontier holds, it *pulls* instead (each open position
-//!   checks its successors for one of value `ply`), which gives the same result with less work;
+//!   checks its successors for one of value `ply`), which gives the same result with less work
+//!   (decided per slot when every claim stays in its slice, per side otherwise);
 //! * positions never made final are draws.
 //!
 //! **Sections.** A slice holds both sides to move; the kernel keeps per slice *slot* (the
