@@ -545,7 +545,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         let per_slot = claims && push && game.claims_stay_in_slice();
         // `sent[t]`: the frontier keys whose targets have side `t` to move.
         let sent = Side::BOTH.map(|t| frontier.len_where(of_side(t.other())));
-        let open_of = |t: Side| open.iter().map(|o| o[t.index()]).sum::<u64>();
+        let open_total = Side::BOTH.map(|t| open.iter().map(|o| o[t.index()]).sum::<u64>());
         let pull: Vec<[bool; 2]> = (0..n)
             .map(|s| {
                 Side::BOTH.map(|t| {
@@ -554,7 +554,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                             open[s][t.index()]
                                 < frontier.len_where(|sec| sec == section_of(s as u32, t.other()))
                         } else {
-                            open_of(t) < sent[t.index()]
+                            open_total[t.index()] < sent[t.index()]
                         };
                         roles.claimable[t.index()] && (!push || fewer_open)
                     } else {

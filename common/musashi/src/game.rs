@@ -370,11 +370,7 @@ impl Musashi {
             targets &= targets - 1;
             let captured = captures(&self.board, to, key);
             if captured == 0 {
-                let image = self.origin_images[to]
-                    .iter()
-                    .map(|&g| images[g as usize])
-                    .min()
-                    .expect("at least the element to the representative");
+                let image = self.canonical_from_images(to, &images);
                 visit(Move::InStage(
                     self.slice_of(k, symmetry.rep[to] as usize),
                     image,
@@ -385,6 +381,17 @@ impl Musashi {
                 visit(Move::Final(s, kk));
             }
         }
+    }
+
+    /// The canonical brown mask of "black on `black`, browns `key`", from `images[g]`, the
+    /// images of `key` under the group elements (at least those of `origin_images[black]`).
+    #[inline(always)]
+    fn canonical_from_images(&self, black: usize, images: &[u64]) -> u64 {
+        self.origin_images[black]
+            .iter()
+            .map(|&g| images[g as usize])
+            .min()
+            .expect("at least the element to the representative")
     }
 
     /// [`Musashi::black_unmoves`] of every key of `keys`, one direction at a time, each key's
@@ -424,7 +431,6 @@ impl Musashi {
             let from_bit = 1u64 << from;
             let rep = symmetry.rep[from] as usize;
             let to = self.slice_of(k, rep);
-            let candidates = &self.origin_images[from];
             let twins = &twins[from];
             for (&key, row) in kept.iter().zip(images.chunks_exact(group)) {
                 if key & from_bit != 0 {
@@ -436,11 +442,7 @@ impl Musashi {
                 if twin {
                     continue;
                 }
-                let image = candidates
-                    .iter()
-                    .map(|&g| row[g as usize])
-                    .min()
-                    .expect("at least the element to the representative");
+                let image = self.canonical_from_images(from, row);
                 visit(to, image, self.ranker.rank(squeeze(image, rep as u32)));
             }
         }
