@@ -63,6 +63,13 @@ pub enum Move {
     Known(crate::value::Value),
 }
 
+/// How a game will compute one slice's claims of one ply bit-parallel
+/// ([`Game::bulk_claim_plan`]): which of the slice's kinds of move it turns into bit-run copies
+/// between bitmaps and which it pushes key by key. The bits are the game's own (Sixteen Musashi:
+/// one per brown edge of the slice); the kernel only hands the plan back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BulkPlan(pub u128);
+
 /// A two-player game as the retrograde engine sees it.
 ///
 /// A position is a slice, a *key* (a game-defined `u64`, e.g. a piece mask) and a side to move.
@@ -179,5 +186,57 @@ pub trait Game: Sync {
     ) -> bool {
         let _ = (side, slice, keys, visit);
         false
+    }
+
+    /// Whether a claim ply should find the claims of `slice` bit-parallel, given the `frontier`
+    /// keys (positions of `side` to move, lost, in `slice`) it would otherwise push; if so, how
+    /// ([`BulkPlan`]). Only asked when [`Game::claims_stay_in_slice`]. The kernel then marks
+    /// the frontier with [`Game::mark_frontier`], completes the predecessors with
+    /// [`Game::bulk_predecessors`] and claims every open canonical position found, all in one
+    /// pass over the slice's final bits. Default: never (claims are pushed key by key).
+    ///
+    /// The point: a claim ply's targets are mostly won already (late in a stage 95% of them),
+    /// yet each costs an un-move, a symmetry minimum, a rank and a bit test. Where a kind of
+    /// move maps long runs of slots onto long runs of slots (colex order does that for moves of
+    /// high-numbered points), copying the runs costs a word per 64 positions, whatever the
+    /// frontier's size.
+    fn bulk_claim_plan(&self, side: Side, slice: SliceId, frontier: u64) -> Option<BulkPlan> {
+        let _ = (side, slice, frontier);
+        None
+    }
+
+    /// For a bit-parallel claim ply ([`Game::bulk_claim_plan`]): sets in `members` the slot of
+    /// every key of `keys` (positions of `side` to move in `slice`) and of each of its
+    /// symmetric images in the slice, canonical or not; and sets in `pre` the slot of every
+    /// position of the slice, `side.other()` to move, canonical or not, that has a move of a
+    /// kind `plan` pushes to one of those. Called once per chunk of the frontier, before
+    /// [`Game::bulk_predecessors`]. Both bitmaps have a bit per slot of the slice.
+    fn mark_frontier(
+        &self,
+        plan: BulkPlan,
+        side: Side,
+        slice: SliceId,
+        keys: &[u64],
+        members: &mut [u64],
+        pre: &mut [u64],
+    ) {
+        let _ = (plan, side, slice, keys, members, pre);
+        unreachable!("a game that plans bulk claims marks its frontier")
+    }
+
+    /// For a bit-parallel claim ply: sets in `pre` the slot of every position of `slice`,
+    /// `side.other()` to move, canonical or not, with a move of a kind `plan` does in bulk to a
+    /// position marked in `members` (the frontier and its images, see
+    /// [`Game::mark_frontier`]).
+    fn bulk_predecessors(
+        &self,
+        plan: BulkPlan,
+        side: Side,
+        slice: SliceId,
+        members: &[u64],
+        pre: &mut [u64],
+    ) {
+        let _ = (plan, side, slice, members, pre);
+        unreachable!("a game that plans bulk claims finds their predecessors")
     }
 }

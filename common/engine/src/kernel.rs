@@ -20,10 +20,11 @@
 //! (`2 * slot + side`).
 
 use crate::atomic::{ByteArray, ScratchError};
+use crate::bulk::claim_in_bulk;
 use crate::checkpoint::{CarriedTimes, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape};
 use crate::distinct::Distinct;
 use crate::frontier::{sort_for_locality, Frontier, SlotLists, CHUNK};
-use crate::game::{Game, Side, SliceId, Stage};
+use crate::game::{BulkPlan, Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::rules::{
     any_move, apply, count_moves, finish_section, for_each_target_of, overflow_table, slots_of,
@@ -147,7 +148,7 @@ const BUCKETS: usize = 256;
 
 /// The section list index of `side` in slot `slot`.
 #[inline(always)]
-fn section_of(slot: u32, side: Side) -> usize {
+pub(crate) fn section_of(slot: u32, side: Side) -> usize {
     2 * slot as usize + side.index()
 }
 
@@ -563,6 +564,19 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 })
             })
             .collect();
+        // Of the slots that push their claims, those whose game finds them cheaper
+        // bit-parallel ([`Game::bulk_claim_plan`]), with the plan, per claimed side.
+        let bulk: Vec<[Option<BulkPlan>; 2]> = (0..n)
+            .map(|s| {
+                Side::BOTH.map(|t| {
+                    if !per_slot || pull[s][t.index()] || !roles.claimable[t.index()] {
+                        return None;
+                    }
+                    let keys = frontier.len_where(|sec| sec == section_of(s as u32, t.other()));
+                    game.bulk_claim_plan(t.other(), stage.slices[s], keys)
+                })
+            })
+            .collect();
         let sink = Mutex::new(Frontier::new(lists, space));
         for batch in &batches {
             let batch_start = BatchStart::now();
@@ -572,7 +586,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 batch,
                 |sec| {
                     let (slot, side) = slot_side(sec);
-                    !pull[slot][side.other().index()]
+                    !pull[slot][side.other().index()] && bulk[slot][side.other().index()].is_none()
                 },
                 &clocks,
                 |sec, chunk| {
@@ -641,6 +655,18 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 },
             );
             let mut touched = touched_union(pushed, from_exits);
+            for side in Side::BOTH {
+                let plans: Vec<(usize, BulkPlan)> = batch
+                    .iter()
+                    .filter_map(|&s| bulk[s][side.index()].map(|plan| (s, plan)))
+                    .collect();
+                if !plans.is_empty() {
+                    let bulked = claim_in_bulk(
+                        game, stage, side, &plans, &frontier, &lens, &sections, ply, &sink, &clocks,
+                    );
+                    touched = touched_union(touched, bulked);
+                }
+            }
             // Whether the position `(to, to_key)`, with `side` to move, got the value `ply`.
             let has_ply_value = |side: Side, out: &mut SlotLists, to: SliceId, to_key: u64| {
                 let t = slot_of[to.0 as usize];

@@ -6,7 +6,7 @@
 //! size k, ordered by their bitmask read as an integer, numbered from 0. This crate provides that
 //! rank and its inverse ([`SubsetRanker`]), sequential enumeration in rank order
 //! ([`next_subset`]), the removal of one cell from a bitmask ([`squeeze`]/[`unsqueeze`]), and fast
-//! permutation of bitmasks ([`BitPermutation`]) for symmetry reduction. Sowing games, whose
+//! permutation of bitmasks ([`BitPermutation`]) for symmetry reduction, and bit-run copies between bitmaps ([`or_run`]). Sowing games, whose
 //! holes hold any number of stones, rank a side's stones as a composition
 //! ([`rank_composition`]).
 //!
@@ -15,12 +15,14 @@
 #![warn(missing_docs)]
 
 mod binomial;
+mod bits;
 mod composition;
 mod gap;
 mod permutation;
 mod subset;
 
 pub use binomial::binomial;
+pub use bits::{or_run, set_bit};
 pub use composition::{compositions, rank_composition, unrank_composition};
 pub use gap::{squeeze, unsqueeze};
 pub use permutation::BitPermutation;

@@ -9,10 +9,14 @@
 //!   the brown mask is the smallest of its images under that point's stabiliser. Only
 //!   canonical slots are solved and counted; the others hold [`retro_engine::Value::NON_CANONICAL`].
 
+mod bulk_claims;
+
+pub use bulk_claims::BulkClaims;
+
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
-use retro_engine::{Game, Move, Side as EngineSide, SliceId, Stage, Value};
+use retro_engine::{BulkPlan, Game, Move, Side as EngineSide, SliceId, Stage, Value};
 use retro_index::{binomial, next_subset, squeeze, unsqueeze, SubsetRanker};
 use std::ops::Range;
 
@@ -42,6 +46,8 @@ pub struct Musashi {
     /// `black_images[b]`: the non-identity group elements (a bit each) in `origin_images` of
     /// the neighbours of `b`: the images a black move from `b` needs.
     black_images: Vec<u8>,
+    /// Where claim plies go bit-parallel ([`BulkClaims`]).
+    bulk_claims: BulkClaims,
 }
 
 impl Musashi {
@@ -119,6 +125,8 @@ impl Musashi {
             })
             .collect();
         Musashi {
+            // An invalid value is reported by the command line before any game is built.
+            bulk_claims: BulkClaims::from_env().unwrap_or(BulkClaims::Model),
             black_images,
             parts,
             stabiliser_bits,
@@ -130,6 +138,13 @@ impl Musashi {
             rep_slot,
             max_capture_pairs,
         }
+    }
+
+    /// The same game with claim plies bit-parallel where `mode` says (the default is read from
+    /// `RETRO_BULK_CLAIMS`, see [`BulkClaims`]). The values do not depend on it.
+    pub fn with_bulk_claims(mut self, mode: BulkClaims) -> Musashi {
+        self.bulk_claims = mode;
+        self
     }
 
     /// The board.
@@ -338,6 +353,38 @@ impl Game for Musashi {
             // keys was slower (their targets share the slice, whose bitmap is small).
             EngineSide::Second => false,
         }
+    }
+
+    fn bulk_claim_plan(&self, side: EngineSide, slice: SliceId, frontier: u64) -> Option<BulkPlan> {
+        // Claims are brown's, from black's lost positions.
+        match side {
+            EngineSide::Second => self.plan_bulk_claims(slice, frontier),
+            EngineSide::First => None,
+        }
+    }
+
+    fn mark_frontier(
+        &self,
+        plan: BulkPlan,
+        side: EngineSide,
+        slice: SliceId,
+        keys: &[u64],
+        members: &mut [u64],
+        pre: &mut [u64],
+    ) {
+        self.mark_lost(plan, side, slice, keys, members, pre);
+    }
+
+    fn bulk_predecessors(
+        &self,
+        plan: BulkPlan,
+        side: EngineSide,
+        slice: SliceId,
+        members: &[u64],
+        pre: &mut [u64],
+    ) {
+        debug_assert_eq!(side, EngineSide::Second, "only brown claims");
+        self.copy_runs(plan, slice, members, pre);
     }
 }
 

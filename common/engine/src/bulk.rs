@@ -1,0 +1,88 @@
+//! Bit-parallel claim plies: a slot's claims found over whole bitmaps instead of key by key.
+//!
+//! A claim ply pushes every lost position's un-moves, yet late in a stage nearly all of their
+//! targets are won already. A game that knows the block structure of its moves
+//! ([`Game::bulk_claim_plan`]) can instead turn the slot's frontier into a bitmap, compute the
+//! bitmap of its predecessors with run copies, and claim `predecessors & !final` in one pass
+//! over the slot — the same claims, in index order (so the new frontier comes out sorted).
+
+use crate::frontier::{Frontier, SlotLists};
+use crate::game::{BulkPlan, Game, Side, Stage};
+use crate::kernel::section_of;
+use crate::meter::SlotClocks;
+use crate::rules::Section;
+use rayon::prelude::*;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Mutex;
+
+/// The claims of ply `ply` for `side` (the claimed side) in each slot of `plans`, each by its
+/// plan: the frontier of `side.other()` in the slot is marked, its predecessors completed, and
+/// every open position among them gets the value `ply + 1`, its final bit, and a place in the
+/// new frontier (`sink`). Slots run in parallel (each slot's claims stay in it, so no two tasks
+/// share a section). Returns the slots touched.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn claim_in_bulk<G: Game>(
+    game: &G,
+    stage: &Stage,
+    side: Side,
+    plans: &[(usize, BulkPlan)],
+    frontier: &Frontier,
+    lens: &[u64],
+    sections: &[Section],
+    ply: u32,
+    sink: &Mutex<Frontier>,
+    clocks: &SlotClocks,
+) -> Vec<bool> {
+    let n = lens.len();
+    let lost = side.other();
+    let value = (ply + 1) as u8;
+    plans
+        .par_iter()
+        .map(|&(s, plan)| {
+            clocks.time(s, || {
+                let slice = stage.slices[s];
+                let words = lens[s].div_ceil(64) as usize;
+                let mut members = vec![0u64; words];
+                let mut pre = vec![0u64; words];
+                for (_, keys) in frontier.chunks(&[section_of(s as u32, lost)]) {
+                    game.mark_frontier(plan, lost, slice, keys, &mut members, &mut pre);
+                }
+                frontier.release();
+                game.bulk_predecessors(plan, lost, slice, &members, &mut pre);
+                drop(members);
+                let target = &sections[section_of(s as u32, side)];
+                let mut found = Vec::new();
+                for (w, (&from, finals)) in pre.iter().zip(target.finals).enumerate() {
+                    let claims = from & !finals.load(Relaxed);
+                    if claims == 0 {
+                        continue;
+                    }
+                    finals.fetch_or(claims, Relaxed);
+                    let base = w as u64 * 64;
+                    let start = base + u64::from(claims.trailing_zeros());
+                    let end = base + 64 - u64::from(claims.leading_zeros());
+                    game.for_each_key(slice, start..end, |index, key| {
+                        if claims >> (index % 64) & 1 == 1 {
+                            target.values[index as usize].store(value, Relaxed);
+                            found.push(key);
+                        }
+                    });
+                }
+                let mut out = SlotLists::new(2 * n, n);
+                out.touch(s as u32);
+                out.keys[section_of(s as u32, side)] = found;
+                let touched = std::mem::take(&mut out.touched);
+                sink.lock().expect("frontier lock").absorb(out);
+                touched
+            })
+        })
+        .reduce(
+            || vec![false; n],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x |= y;
+                }
+                a
+            },
+        )
+}

@@ -1,0 +1,216 @@
+//! Bit-parallel claims: a claim ply's predecessors as bit-run copies between bitmaps.
+//!
+//! A claim ply asks which brown-to-move positions of a slice have a brown move into the set `F`
+//! of black-to-move positions lost at this ply. Pushed key by key, every brown un-move of every
+//! key of `F` costs a symmetry minimum, a rank and a bit test — and late in a stage 95% of the
+//! targets are won already.
+//!
+//! Colex order gives the question a block structure. Take a brown move `x -> y` (squeezed point
+//! numbers, `lo = min(x, y)`, `hi = max(x, y)`) and fix everything at or above `lo`: the other
+//! browns above `lo` (the *context* `R`), `x` present and `y` absent. The masks sharing that
+//! context differ only in their `a` browns below `lo`, and they are one contiguous run of
+//! `C(lo, a)` ranks, in the same order on the source side (`R + x + low`) as on the target side
+//! (`R + y + low`). So the move's predecessors of all of `F` at once are the run copies
+//! `pre[rank(R + x + lowest a)..][..C(lo, a)] |= F[rank(R + y + lowest a)..][..C(lo, a)]`, one per
+//! context: a word per 64 positions, whatever the size of `F`.
+//!
+//! Moves of low points have many short runs, so a plan ([`BulkPlan`], a bit per brown edge of
+//! the slice) says which edges go in bulk; the others are pushed from the keys as before, into
+//! the same bitmap. Symmetry is handled by marking every image of a key in `F` (the bitmap holds
+//! the whole orbit), so both parts find every predecessor, canonical or not, with no symmetry
+//! minimum at all; the kernel claims only the canonical ones (the others are final from the
+//! start).
+
+use super::Musashi;
+use retro_engine::{BulkPlan, Side as EngineSide, SliceId};
+use retro_index::{binomial, next_subset, or_run, set_bit, squeeze};
+
+/// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
+/// tests and paired benchmarks (`RETRO_BULK_CLAIMS=off|all`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BulkClaims {
+    /// Where the cost model says it is cheaper than pushing.
+    Model,
+    /// Never: every claim is pushed key by key.
+    Off,
+    /// In every slice with a frontier (edges still chosen by the cost model).
+    All,
+}
+
+impl BulkClaims {
+    /// The mode named by `RETRO_BULK_CLAIMS` (unset: the model).
+    ///
+    /// # Errors
+    /// A value other than `model`, `off` or `all`, named.
+    pub fn from_env() -> Result<BulkClaims, String> {
+        match std::env::var("RETRO_BULK_CLAIMS").as_deref() {
+            Err(_) | Ok("model") => Ok(BulkClaims::Model),
+            Ok("off") => Ok(BulkClaims::Off),
+            Ok("all") => Ok(BulkClaims::All),
+            Ok(other) => Err(format!(
+                "RETRO_BULK_CLAIMS={other:?}: expected model, off or all"
+            )),
+        }
+    }
+}
+
+/// Estimated nanoseconds per pushed target (un-move, rank, bit), per context of a run copy (two
+/// ranks and the copy's ends), per word of a run copy, per word of the slice for the whole
+/// bulk ply (two bitmaps zeroed, the claim pass) and per marked key image. Measured on BOARD33
+/// stages 8-9 (see docs/benchmarks.md); only their ratios matter.
+const PUSH_NS: f64 = 7.0;
+const CONTEXT_NS: f64 = 12.0;
+const RUN_WORD_NS: f64 = 1.2;
+const SLICE_WORD_NS: f64 = 3.0;
+const MARK_NS: f64 = 6.0;
+
+impl Musashi {
+    /// The brown edges of the slice with black on `black`, as `(u, v)` board points (`u < v`),
+    /// in plan bit order (the board's edge order without black's).
+    fn brown_edges(&self, black: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.board
+            .edges
+            .iter()
+            .map(|&(u, v)| (u.min(v) as usize, u.max(v) as usize))
+            .filter(move |&(u, v)| u != black && v != black)
+    }
+
+    /// [`retro_engine::Game::bulk_claim_plan`] for Musashi: the edges whose run copies cost
+    /// less than pushing their un-moves from `frontier` keys (and their images), if the saving
+    /// pays for the bitmaps.
+    pub(super) fn plan_bulk_claims(&self, slice: SliceId, frontier: u64) -> Option<BulkPlan> {
+        if self.bulk_claims == BulkClaims::Off {
+            return None;
+        }
+        let (k, black) = self.slice_parts(slice);
+        let m = self.board.len() - 1;
+        if k == 0 || k + 1 >= m || frontier == 0 {
+            return None;
+        }
+        let members = frontier as f64 * (1 + self.board.symmetry.stabiliser[black].len()) as f64;
+        // The expected un-moves of one direction of one edge per member: it holds `y`, not `x`.
+        let share = (k * (m - k)) as f64 / (m * (m - 1)) as f64;
+        let push = members * share * PUSH_NS;
+        let words = binomial(m - 2, k - 1) as f64 / 64.0;
+        let mut plan = 0u128;
+        let mut saving = 0.0;
+        for (e, (u, _)) in self.brown_edges(black).enumerate() {
+            let lo = u - usize::from(u > black);
+            let contexts: u64 = (0..=lo.min(k - 1))
+                .filter(|&a| k - 1 - a <= m - 2 - lo)
+                .map(|a| binomial(m - 2 - lo, k - 1 - a))
+                .sum();
+            let bulk = contexts as f64 * CONTEXT_NS + words * RUN_WORD_NS;
+            if bulk < push {
+                plan |= 1 << e;
+                saving += 2.0 * (push - bulk);
+            }
+        }
+        let fixed = self.slice_len_words(slice) as f64 * SLICE_WORD_NS + members * MARK_NS;
+        (saving > fixed || self.bulk_claims == BulkClaims::All).then_some(BulkPlan(plan))
+    }
+
+    fn slice_len_words(&self, slice: SliceId) -> u64 {
+        let (k, _) = self.slice_parts(slice);
+        binomial(self.board.len() - 1, k).div_ceil(64)
+    }
+
+    /// [`retro_engine::Game::mark_frontier`] for Musashi (`side` is black's: claims are brown's).
+    pub(super) fn mark_lost(
+        &self,
+        plan: BulkPlan,
+        side: EngineSide,
+        slice: SliceId,
+        keys: &[u64],
+        members: &mut [u64],
+        pre: &mut [u64],
+    ) {
+        debug_assert_eq!(side, EngineSide::Second, "only brown claims");
+        let (_, black) = self.slice_parts(slice);
+        // `pushed[p]`: the points a brown on `p` un-moves to by the edges the plan pushes.
+        let mut pushed = [0u64; 64];
+        for (e, (u, v)) in self.brown_edges(black).enumerate() {
+            if plan.0 >> e & 1 == 0 {
+                pushed[u] |= 1 << v;
+                pushed[v] |= 1 << u;
+            }
+        }
+        let symmetry = &self.board.symmetry;
+        let stabiliser = &symmetry.stabiliser[black];
+        let free = self.board.all_points() & !(1u64 << black);
+        let black = black as u32;
+        let mut images = [0u64; 8];
+        let count = 1 + stabiliser.len().min(7);
+        for &key in keys {
+            images[0] = key;
+            for (image, &g) in images[1..count].iter_mut().zip(stabiliser) {
+                *image = symmetry.elements[g as usize].apply(key);
+            }
+            for &image in &images[..count] {
+                set_bit(members, self.ranker.rank(squeeze(image, black)));
+                let empty = free & !image;
+                let mut pieces = image;
+                while pieces != 0 {
+                    let y = pieces.trailing_zeros() as usize;
+                    pieces &= pieces - 1;
+                    let mut origins = pushed[y] & empty;
+                    while origins != 0 {
+                        let x = origins.trailing_zeros();
+                        origins &= origins - 1;
+                        let from = image ^ (1u64 << y) ^ (1u64 << x);
+                        set_bit(pre, self.ranker.rank(squeeze(from, black)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`retro_engine::Game::bulk_predecessors`] for Musashi: the run copies of the plan's
+    /// edges, both directions.
+    pub(super) fn copy_runs(
+        &self,
+        plan: BulkPlan,
+        slice: SliceId,
+        members: &[u64],
+        pre: &mut [u64],
+    ) {
+        let (k, black) = self.slice_parts(slice);
+        let m = self.board.len() - 1;
+        if k == 0 || k >= m {
+            return;
+        }
+        let squeezed = |p: usize| p - usize::from(p > black);
+        for (e, (u, v)) in self.brown_edges(black).enumerate() {
+            if plan.0 >> e & 1 == 0 {
+                continue;
+            }
+            let (lo, hi) = (squeezed(u), squeezed(v));
+            // The points above `lo` other than `hi`, numbered from 0: `gap` of them lie below
+            // `hi`.
+            let above = m - 2 - lo;
+            let gap = hi - lo - 1;
+            for (x, y) in [(lo, hi), (hi, lo)] {
+                for a in 0..=lo.min(k - 1) {
+                    let rest = k - 1 - a;
+                    if rest > above {
+                        continue;
+                    }
+                    let len = binomial(lo, a);
+                    let low = (1u64 << a) - 1;
+                    let mut context = (1u64 << rest) - 1;
+                    while context >> above == 0 {
+                        let spread = (context & ((1 << gap) - 1)) | (context >> gap) << (gap + 1);
+                        let others = spread << (lo + 1) | low;
+                        let to = self.ranker.rank(others | 1 << x);
+                        let from = self.ranker.rank(others | 1 << y);
+                        or_run(pre, to, members, from, len);
+                        if rest == 0 {
+                            break;
+                        }
+                        context = next_subset(context);
+                    }
+                }
+            }
+        }
+    }
+}
