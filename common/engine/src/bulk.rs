@@ -15,6 +15,9 @@ use rayon::prelude::*;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
 
+/// Claim words at most this far apart are read in one run of key steps.
+const GAP_WORDS: usize = 1;
+
 /// The claims of ply `ply` for `side` (the claimed side) in each slot of `plans`, each by its
 /// plan: the frontier of `side.other()` in the slot is marked, its predecessors completed, and
 /// every open position among them gets the value `ply + 1`, its final bit, and a place in the
@@ -51,18 +54,34 @@ pub(crate) fn claim_in_bulk<G: Game>(
                 game.bulk_predecessors(plan, lost, slice, &members, &mut pre);
                 drop(members);
                 let target = &sections[section_of(s as u32, side)];
+                // Claim: `pre` becomes the claims (open predecessors), their final bits set.
+                for (from, finals) in pre.iter_mut().zip(target.finals) {
+                    *from &= !finals.load(Relaxed);
+                    if *from != 0 {
+                        finals.fetch_or(*from, Relaxed);
+                    }
+                }
+                // Their keys and values: the game steps keys through runs of words with claims
+                // (a step is cheaper than an unrank), and unranks afresh after a gap.
                 let mut found = Vec::new();
-                for (w, (&from, finals)) in pre.iter().zip(target.finals).enumerate() {
-                    let claims = from & !finals.load(Relaxed);
-                    if claims == 0 {
+                let mut w = 0;
+                while w < words {
+                    if pre[w] == 0 {
+                        w += 1;
                         continue;
                     }
-                    finals.fetch_or(claims, Relaxed);
-                    let base = w as u64 * 64;
-                    let start = base + u64::from(claims.trailing_zeros());
-                    let end = base + 64 - u64::from(claims.leading_zeros());
+                    let first = w;
+                    let mut last = w;
+                    while w < words && w - last <= GAP_WORDS {
+                        if pre[w] != 0 {
+                            last = w;
+                        }
+                        w += 1;
+                    }
+                    let start = first as u64 * 64 + u64::from(pre[first].trailing_zeros());
+                    let end = last as u64 * 64 + 64 - u64::from(pre[last].leading_zeros());
                     game.for_each_key(slice, start..end, |index, key| {
-                        if claims >> (index % 64) & 1 == 1 {
+                        if pre[(index / 64) as usize] >> (index % 64) & 1 == 1 {
                             target.values[index as usize].store(value, Relaxed);
                             found.push(key);
                         }

@@ -200,13 +200,22 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
     if total < 2 {
         return;
     }
+    // A slot's claims found bit-parallel come as one segment in index order: sorted already.
+    if let [Segment::Memory(keys)] = &segments[..] {
+        if keys.is_sorted() {
+            return;
+        }
+    }
     let mut all = Vec::with_capacity(total);
     for segment in segments.drain(..) {
         if let Segment::Memory(keys) = segment {
             all.extend_from_slice(&keys);
         }
     }
-    sort_for_locality(&mut all);
+    // Sorted segments absorbed in order need no sort either (a check costs a read).
+    if !all.is_sorted() {
+        sort_for_locality(&mut all);
+    }
     segments.push(Segment::Memory(all));
 }
 

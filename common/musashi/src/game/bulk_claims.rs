@@ -54,30 +54,42 @@ impl BulkClaims {
     }
 }
 
-/// Estimated nanoseconds per pushed target (un-move, rank, bit), per context of a run copy (two
-/// ranks and the copy's ends), per word of a run copy, per word of the slice for the whole
-/// bulk ply (two bitmaps zeroed, the claim pass) and per marked key image. Measured on BOARD33
-/// stages 8-9 (see docs/benchmarks.md); only their ratios matter.
+/// Estimated nanoseconds per pushed target (un-move, rank, bit), per run copy (two ranks and
+/// the copy's ends), per word of a run copy, per word of the slice for the whole bulk ply (two
+/// bitmaps zeroed, the claim pass) and per marked key image. Measured on BOARD33 stages 8-9
+/// (see docs/benchmarks.md); only their ratios matter.
 const PUSH_NS: f64 = 7.0;
 const CONTEXT_NS: f64 = 12.0;
-const RUN_WORD_NS: f64 = 1.2;
+const RUN_WORD_NS: f64 = 0.8;
 const SLICE_WORD_NS: f64 = 3.0;
-const MARK_NS: f64 = 6.0;
+const MARK_NS: f64 = 10.0;
 
 impl Musashi {
-    /// The brown edges of the slice with black on `black`, as `(u, v)` board points (`u < v`),
-    /// in plan bit order (the board's edge order without black's).
-    fn brown_edges(&self, black: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    /// The brown edges of the slice with black on `black`, as squeezed point numbers
+    /// `(lo, hi)`, `lo < hi`.
+    fn squeezed_edges(&self, black: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let squeezed = move |p: u8| p as usize - usize::from(p as usize > black);
         self.board
             .edges
             .iter()
-            .map(|&(u, v)| (u.min(v) as usize, u.max(v) as usize))
-            .filter(move |&(u, v)| u != black && v != black)
+            .filter(move |&&(u, v)| u as usize != black && v as usize != black)
+            .map(move |&(u, v)| {
+                let (u, v) = (squeezed(u), squeezed(v));
+                (u.min(v), u.max(v))
+            })
     }
 
-    /// [`retro_engine::Game::bulk_claim_plan`] for Musashi: the edges whose run copies cost
-    /// less than pushing their un-moves from `frontier` keys (and their images), if the saving
-    /// pays for the bitmaps.
+    /// [`retro_engine::Game::bulk_claim_plan`] for Musashi: a bit per brown edge (in
+    /// [`Musashi::squeezed_edges`] order) whose run copies, both directions, cost less than
+    /// pushing its un-moves from the frontier's members (keys and images); if the savings pay
+    /// for the bitmaps.
+    ///
+    /// An edge `lo - hi` makes, for each count `a` of browns below `lo`,
+    /// `C(m - 2 - lo, k - 1 - a)` run copies of `C(lo, a)` positions: `C(m - 2, k - 1)` bits
+    /// in all, whatever `lo`, but the fewer copies the higher `lo`. Its pushed un-moves are
+    /// estimated as if the members were spread evenly (they are not: lost positions cluster,
+    /// which is why the plan goes by whole edges — splitting an edge's blocks by run length
+    /// pushed more un-moves than that saved, measured).
     pub(super) fn plan_bulk_claims(&self, slice: SliceId, frontier: u64) -> Option<BulkPlan> {
         if self.bulk_claims == BulkClaims::Off {
             return None;
@@ -88,34 +100,30 @@ impl Musashi {
             return None;
         }
         let members = frontier as f64 * (1 + self.board.symmetry.stabiliser[black].len()) as f64;
-        // The expected un-moves of one direction of one edge per member: it holds `y`, not `x`.
+        // A member's expected un-moves along one direction of one edge: it holds `y`, not `x`.
         let share = (k * (m - k)) as f64 / (m * (m - 1)) as f64;
         let push = members * share * PUSH_NS;
         let words = binomial(m - 2, k - 1) as f64 / 64.0;
         let mut plan = 0u128;
         let mut saving = 0.0;
-        for (e, (u, _)) in self.brown_edges(black).enumerate() {
-            let lo = u - usize::from(u > black);
+        for (e, (lo, _)) in self.squeezed_edges(black).enumerate() {
             let contexts: u64 = (0..=lo.min(k - 1))
                 .filter(|&a| k - 1 - a <= m - 2 - lo)
                 .map(|a| binomial(m - 2 - lo, k - 1 - a))
                 .sum();
-            let bulk = contexts as f64 * CONTEXT_NS + words * RUN_WORD_NS;
-            if bulk < push {
+            let copy = contexts as f64 * CONTEXT_NS + words * RUN_WORD_NS;
+            if copy < push {
                 plan |= 1 << e;
-                saving += 2.0 * (push - bulk);
+                saving += 2.0 * (push - copy);
             }
         }
-        let fixed = self.slice_len_words(slice) as f64 * SLICE_WORD_NS + members * MARK_NS;
+        let slots = binomial(m, k) as f64;
+        let fixed = slots / 64.0 * SLICE_WORD_NS + members * MARK_NS;
         (saving > fixed || self.bulk_claims == BulkClaims::All).then_some(BulkPlan(plan))
     }
 
-    fn slice_len_words(&self, slice: SliceId) -> u64 {
-        let (k, _) = self.slice_parts(slice);
-        binomial(self.board.len() - 1, k).div_ceil(64)
-    }
-
-    /// [`retro_engine::Game::mark_frontier`] for Musashi (`side` is black's: claims are brown's).
+    /// [`retro_engine::Game::mark_frontier`] for Musashi (`side` is black's: claims are
+    /// brown's): members marked, their un-moves along the edges the plan does not copy pushed.
     pub(super) fn mark_lost(
         &self,
         plan: BulkPlan,
@@ -127,18 +135,18 @@ impl Musashi {
     ) {
         debug_assert_eq!(side, EngineSide::Second, "only brown claims");
         let (_, black) = self.slice_parts(slice);
-        // `pushed[p]`: the points a brown on `p` un-moves to by the edges the plan pushes.
+        let m = self.board.len() - 1;
+        // `pushed[p]`: the squeezed neighbours of squeezed point `p` along pushed edges.
         let mut pushed = [0u64; 64];
-        for (e, (u, v)) in self.brown_edges(black).enumerate() {
+        for (e, (lo, hi)) in self.squeezed_edges(black).enumerate() {
             if plan.0 >> e & 1 == 0 {
-                pushed[u] |= 1 << v;
-                pushed[v] |= 1 << u;
+                pushed[lo] |= 1 << hi;
+                pushed[hi] |= 1 << lo;
             }
         }
         let symmetry = &self.board.symmetry;
         let stabiliser = &symmetry.stabiliser[black];
-        let free = self.board.all_points() & !(1u64 << black);
-        let black = black as u32;
+        let all = (1u64 << m) - 1;
         let mut images = [0u64; 8];
         let count = 1 + stabiliser.len().min(7);
         for &key in keys {
@@ -147,18 +155,19 @@ impl Musashi {
                 *image = symmetry.elements[g as usize].apply(key);
             }
             for &image in &images[..count] {
-                set_bit(members, self.ranker.rank(squeeze(image, black)));
-                let empty = free & !image;
+                let image = squeeze(image, black as u32);
+                set_bit(members, self.ranker.rank(image));
+                let empty = all & !image;
                 let mut pieces = image;
                 while pieces != 0 {
                     let y = pieces.trailing_zeros() as usize;
                     pieces &= pieces - 1;
                     let mut origins = pushed[y] & empty;
                     while origins != 0 {
-                        let x = origins.trailing_zeros();
+                        let x = origins.trailing_zeros() as usize;
                         origins &= origins - 1;
                         let from = image ^ (1u64 << y) ^ (1u64 << x);
-                        set_bit(pre, self.ranker.rank(squeeze(from, black)));
+                        set_bit(pre, self.ranker.rank(from));
                     }
                 }
             }
@@ -179,12 +188,10 @@ impl Musashi {
         if k == 0 || k >= m {
             return;
         }
-        let squeezed = |p: usize| p - usize::from(p > black);
-        for (e, (u, v)) in self.brown_edges(black).enumerate() {
+        for (e, (lo, hi)) in self.squeezed_edges(black).enumerate() {
             if plan.0 >> e & 1 == 0 {
                 continue;
             }
-            let (lo, hi) = (squeezed(u), squeezed(v));
             // The points above `lo` other than `hi`, numbered from 0: `gap` of them lie below
             // `hi`.
             let above = m - 2 - lo;
@@ -192,10 +199,10 @@ impl Musashi {
             for (x, y) in [(lo, hi), (hi, lo)] {
                 for a in 0..=lo.min(k - 1) {
                     let rest = k - 1 - a;
+                    let len = binomial(lo, a);
                     if rest > above {
                         continue;
                     }
-                    let len = binomial(lo, a);
                     let low = (1u64 << a) - 1;
                     let mut context = (1u64 << rest) - 1;
                     while context >> above == 0 {
