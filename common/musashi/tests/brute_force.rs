@@ -14,6 +14,7 @@ use retro_engine::{
     Workspace,
 };
 use retro_musashi::rules::moves;
+use retro_musashi::game::BulkClaims;
 use retro_musashi::{Board, Musashi, Position, Side};
 use std::collections::HashMap;
 
@@ -113,12 +114,17 @@ fn compare_with(board: Board, max_browns: usize, expected: HashMap<Position, u8>
         let solve = |game: &Musashi, stage: &Stage, finals: &Finals| {
             solve_stage(game, stage, finals, &space, |_| {}).unwrap().0
         };
-        compare_in(&board, max_browns, &expected, &format!("{space:?}"), &solve);
+        // Claims pushed, bit-parallel where the model says, and bit-parallel everywhere.
+        for mode in [BulkClaims::Off, BulkClaims::Model, BulkClaims::All] {
+            let solver = format!("{space:?}, bulk claims {mode:?}");
+            compare_in(&board, max_browns, &expected, mode, &solver, &solve);
+        }
     }
     let by_steps = |game: &Musashi, stage: &Stage, finals: &Finals| {
         solve_stage_by_steps(game, stage, finals).unwrap()
     };
-    compare_in(&board, max_browns, &expected, "supersteps", &by_steps);
+    let solver = "supersteps";
+    compare_in(&board, max_browns, &expected, BulkClaims::Model, solver, &by_steps);
     assert_eq!(
         std::fs::read_dir(scratch.path()).unwrap().count(),
         0,
@@ -130,10 +136,11 @@ fn compare_in(
     board: &Board,
     max_browns: usize,
     expected: &HashMap<Position, u8>,
+    bulk_claims: BulkClaims,
     solver: &str,
     solve: &dyn Fn(&Musashi, &Stage, &Finals) -> Vec<SolvedSlice>,
 ) {
-    let game = Musashi::new(board.clone(), Some(max_browns));
+    let game = Musashi::new(board.clone(), Some(max_browns)).with_bulk_claims(bulk_claims);
     let mut finals = Finals(HashMap::new());
     let mut tables: HashMap<SliceId, (Vec<u8>, Vec<u8>)> = HashMap::new();
     for stage in game.stages() {

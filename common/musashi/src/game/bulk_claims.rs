@@ -33,7 +33,7 @@ pub enum BulkClaims {
     Model,
     /// Never: every claim is pushed key by key.
     Off,
-    /// In every slice with a frontier (edges still chosen by the cost model).
+    /// In every slice with a frontier, every edge copied: the most of the bulk path, for tests.
     All,
 }
 
@@ -99,6 +99,9 @@ impl Musashi {
         if k == 0 || k + 1 >= m || frontier == 0 {
             return None;
         }
+        if self.bulk_claims == BulkClaims::All {
+            return Some(BulkPlan((1 << self.squeezed_edges(black).count()) - 1));
+        }
         let members = frontier as f64 * (1 + self.board.symmetry.stabiliser[black].len()) as f64;
         // A member's expected un-moves along one direction of one edge: it holds `y`, not `x`.
         let share = (k * (m - k)) as f64 / (m * (m - 1)) as f64;
@@ -119,7 +122,7 @@ impl Musashi {
         }
         let slots = binomial(m, k) as f64;
         let fixed = slots / 64.0 * SLICE_WORD_NS + members * MARK_NS;
-        (saving > fixed || self.bulk_claims == BulkClaims::All).then_some(BulkPlan(plan))
+        (saving > fixed).then_some(BulkPlan(plan))
     }
 
     /// [`retro_engine::Game::mark_frontier`] for Musashi (`side` is black's: claims are
