@@ -78,6 +78,8 @@ pub fn definition(choice: &str, options: &ChosenOptions) -> Result<serde_json::V
             board.with_trap(trap)
         }
     };
+    // The benchmark switch of the bit-parallel claims (read again by every game built).
+    crate::game::BulkClaims::from_env().map_err(anyhow::Error::msg)?;
     Ok(Musashi::new(board, max_browns).definition())
 }
 

@@ -56,6 +56,7 @@ impl GameRules for Musashi {
                 board.len()
             );
         }
+        crate::game::BulkClaims::from_env().map_err(anyhow::Error::msg)?;
         Ok(Musashi::new(board, Some(max_browns as usize)))
     }
 

@@ -13,8 +13,8 @@ use retro_engine::{
     solve_stage, FinalValues, Game, Side as EngineSide, SliceId, SolvedSlice, Stage, Value,
     Workspace,
 };
-use retro_musashi::rules::moves;
 use retro_musashi::game::BulkClaims;
+use retro_musashi::rules::moves;
 use retro_musashi::{Board, Musashi, Position, Side};
 use std::collections::HashMap;
 
@@ -124,7 +124,14 @@ fn compare_with(board: Board, max_browns: usize, expected: HashMap<Position, u8>
         solve_stage_by_steps(game, stage, finals).unwrap()
     };
     let solver = "supersteps";
-    compare_in(&board, max_browns, &expected, BulkClaims::Model, solver, &by_steps);
+    compare_in(
+        &board,
+        max_browns,
+        &expected,
+        BulkClaims::Model,
+        solver,
+        &by_steps,
+    );
     assert_eq!(
         std::fs::read_dir(scratch.path()).unwrap().count(),
         0,
