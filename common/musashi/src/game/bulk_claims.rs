@@ -224,3 +224,102 @@ impl Musashi {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Board;
+    use retro_engine::{Game, Move};
+    use std::collections::HashSet;
+
+    /// The canonical brown-to-move positions of `slice` with a brown move into `lost`, by
+    /// brown's moves one position at a time.
+    fn claims_by_moves(game: &Musashi, slice: SliceId, lost: &HashSet<u64>) -> Vec<u64> {
+        let mut claims = Vec::new();
+        game.for_each_key(slice, 0..game.slice_len(slice), |index, key| {
+            if !game.is_canonical(slice, key) {
+                return;
+            }
+            let mut found = false;
+            game.moves(EngineSide::First, slice, key, |m| {
+                found |= matches!(m, Move::InStage(s, k) if s == slice && lost.contains(&k));
+            });
+            if found {
+                claims.push(index);
+            }
+        });
+        claims
+    }
+
+    #[test]
+    fn bulk_claims_are_the_claims_of_brown_moves_under_any_plan() {
+        for (name, k) in [("BOARD33", 5), ("BOARD33", 7), ("BOARD25", 6)] {
+            let game = Musashi::new(Board::builtin(name).unwrap(), Some(k));
+            let stage = &game.stages()[k];
+            let mut symmetric = 0;
+            // Every slice of the small stages; of the largest the first with black on a
+            // point with symmetries and the first without.
+            let fixes = |slice: &SliceId| {
+                let (_, black) = game.slice_parts(*slice);
+                !game.board.symmetry.stabiliser[black].is_empty()
+            };
+            let slices: Vec<SliceId> = if name == "BOARD25" || k < 7 {
+                stage.slices.clone()
+            } else {
+                let with = stage.slices.iter().copied().find(fixes);
+                let without = stage.slices.iter().copied().find(|s| !fixes(s));
+                with.into_iter().chain(without).collect()
+            };
+            for (i, &slice) in slices.iter().enumerate() {
+                let (_, black) = game.slice_parts(slice);
+                symmetric += usize::from(fixes(&slice));
+                let len = game.slice_len(slice);
+                // Lost positions: canonical keys spread over the slice.
+                let mut lost: Vec<u64> = (0..3000u64)
+                    .map(|j| game.key(slice, j.wrapping_mul(0x9E37_79B9_7F4A_7C15) % len))
+                    .map(|key| game.board.symmetry.minimise(black, key))
+                    .collect();
+                lost.sort_unstable();
+                lost.dedup();
+                let set: HashSet<u64> = lost.iter().copied().collect();
+                let want = claims_by_moves(&game, slice, &set);
+                let mut canonical = Vec::new();
+                game.for_each_key(slice, 0..len, |i, key| {
+                    if game.is_canonical(slice, key) {
+                        canonical.push(i);
+                    }
+                });
+                assert!(!want.is_empty());
+                let edges = game.squeezed_edges(black).count();
+                let all = (1u128 << edges) - 1;
+                let mixed = 0x5A5A_5A5A_5A5A_5A5A_5A5A_5A5A_5A5A_5A5Au128.rotate_left(i as u32);
+                for plan in [0, all, mixed & all, !mixed & all] {
+                    let words = len.div_ceil(64) as usize;
+                    let (mut members, mut pre) = (vec![0u64; words], vec![0u64; words]);
+                    let plan = BulkPlan(plan);
+                    for chunk in lost.chunks(100) {
+                        game.mark_lost(
+                            plan,
+                            EngineSide::Second,
+                            slice,
+                            chunk,
+                            &mut members,
+                            &mut pre,
+                        );
+                    }
+                    game.copy_runs(plan, slice, &members, &mut pre);
+                    let have: Vec<u64> = canonical
+                        .iter()
+                        .copied()
+                        .filter(|&i| pre[(i / 64) as usize] >> (i % 64) & 1 == 1)
+                        .collect();
+                    assert_eq!(have, want, "{name} k={k} {slice:?} plan {:#x}", plan.0);
+                }
+            }
+            assert!(
+                symmetric > 0,
+                "{name}: no slice with a symmetric black point"
+            );
+        }
+    }
+}
