@@ -133,14 +133,29 @@ impl Frontier {
     /// module's documentation); the spill file (if any) is flushed and mapped for reading.
     /// Reports a write error that happened while the list was filled.
     pub(crate) fn seal(&mut self) -> Result<(), ScratchError> {
+        self.seal_sorting(|_| true)
+    }
+
+    /// [`Frontier::seal`], sorting in memory only the slots for which `sort` is true: those
+    /// whose keys will be expanded one by one. A ply that reads a slot's keys in another way
+    /// (marking them in a bitmap, or not at all because the slot pulls) does not need their
+    /// order, and a sort of a large frontier costs a measurable share of a ply.
+    pub(crate) fn seal_sorting(
+        &mut self,
+        sort: impl Fn(usize) -> bool + Sync,
+    ) -> Result<(), ScratchError> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
         if !self.is_spilled() && !self.sorted {
             // Slots in parallel: a slot's merge and sort need twice its keys at most, so only
             // as many slots as threads are doubled at once.
-            self.slots.par_iter_mut().for_each(merge_sorted);
-            self.sorted = true;
+            self.slots
+                .par_iter_mut()
+                .enumerate()
+                .filter(|(slot, _)| sort(*slot))
+                .for_each(|(_, segments)| merge_sorted(segments));
+            self.sorted = (0..self.slots.len()).all(&sort);
         }
         if let (Some(spill), Some(dir)) = (&mut self.spill, &self.scratch) {
             if spill.map.is_none() {

@@ -271,7 +271,7 @@ fn expand(
             .reduce(|| vec![false; n], touched_union)
     };
     if !list.is_spilled() {
-        // Sealed lists in memory are sorted already.
+        // Sealed lists in memory are sorted already (at least the sections expanded here).
         for group in list.chunks(&sections).chunks(GROUP_CHUNKS) {
             let pieces = group.iter().map(|&(sec, keys)| (sec as usize, keys));
             touched = touched_union(touched, run(pieces.collect()));
@@ -531,7 +531,6 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         let ply_clock = Instant::now();
         let claims = ply % 2 == 1;
         let mut exit_list = std::mem::replace(&mut exits[ply as usize], Frontier::new(0, space));
-        frontier.seal().map_err(scratch_error)?;
         exit_list.seal().map_err(scratch_error)?;
         // Late in a stage a claim ply's frontier can be far larger than the set of positions
         // of the claimed side still open: then those positions pull (check their successors
@@ -577,62 +576,59 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 })
             })
             .collect();
+        // The frontier's sides whose targets are neither pulled nor claimed in bulk push to
+        // them: only their keys need sorting.
+        let pushes = |sec: usize| {
+            let (slot, side) = slot_side(sec);
+            !pull[slot][side.other().index()] && bulk[slot][side.other().index()].is_none()
+        };
+        frontier.seal_sorting(pushes).map_err(scratch_error)?;
         let sink = Mutex::new(Frontier::new(lists, space));
         for batch in &batches {
             let batch_start = BatchStart::now();
-            // The frontier's sides whose targets are not pulled push to them.
-            let pushed = expand(
-                &frontier,
-                batch,
-                |sec| {
-                    let (slot, side) = slot_side(sec);
-                    !pull[slot][side.other().index()] && bulk[slot][side.other().index()].is_none()
-                },
-                &clocks,
-                |sec, chunk| {
-                    let (slot, side) = slot_side(sec);
-                    let slice = stage.slices[slot];
-                    let mut out = SlotLists::new(lists, n);
-                    let mut scratch = Distinct::new();
-                    let target = side.other();
-                    // Consecutive targets mostly share a slot (a claim's always do in a game
-                    // whose claims stay in the slice; a count ply's do when the game un-moves
-                    // a list one kind at a time): the target's section is looked up, and its
-                    // slot noted as touched, once per change of slot.
-                    let mut last: Option<(u32, &Section)> = None;
-                    for_each_target_of(
-                        game,
-                        &slot_of,
-                        ply,
-                        side,
-                        slice,
-                        chunk,
-                        &mut scratch,
-                        // Inlined into the game's un-move generator: one call per target.
-                        #[inline(always)]
-                        |t, t_key, i| {
-                            let into = match last {
-                                Some((slot, into)) if slot == t => into,
-                                _ => {
-                                    out.touch(t);
-                                    let into = section(t as usize, target);
-                                    last = Some((t, into));
-                                    into
-                                }
-                            };
-                            // Most targets are already final late in a stage; the bitmap
-                            // answers that from cache, and only a first visit touches the
-                            // value array.
-                            if apply(into, i as usize, ply) {
-                                out.push(section_of(t, target), t_key);
+            let pushed = expand(&frontier, batch, pushes, &clocks, |sec, chunk| {
+                let (slot, side) = slot_side(sec);
+                let slice = stage.slices[slot];
+                let mut out = SlotLists::new(lists, n);
+                let mut scratch = Distinct::new();
+                let target = side.other();
+                // Consecutive targets mostly share a slot (a claim's always do in a game
+                // whose claims stay in the slice; a count ply's do when the game un-moves
+                // a list one kind at a time): the target's section is looked up, and its
+                // slot noted as touched, once per change of slot.
+                let mut last: Option<(u32, &Section)> = None;
+                for_each_target_of(
+                    game,
+                    &slot_of,
+                    ply,
+                    side,
+                    slice,
+                    chunk,
+                    &mut scratch,
+                    // Inlined into the game's un-move generator: one call per target.
+                    #[inline(always)]
+                    |t, t_key, i| {
+                        let into = match last {
+                            Some((slot, into)) if slot == t => into,
+                            _ => {
+                                out.touch(t);
+                                let into = section(t as usize, target);
+                                last = Some((t, into));
+                                into
                             }
-                        },
-                    );
-                    let touched = std::mem::take(&mut out.touched);
-                    sink.lock().expect("frontier lock").absorb(out);
-                    touched
-                },
-            );
+                        };
+                        // Most targets are already final late in a stage; the bitmap
+                        // answers that from cache, and only a first visit touches the
+                        // value array.
+                        if apply(into, i as usize, ply) {
+                            out.push(section_of(t, target), t_key);
+                        }
+                    },
+                );
+                let touched = std::mem::take(&mut out.touched);
+                sink.lock().expect("frontier lock").absorb(out);
+                touched
+            });
             let from_exits = expand(
                 &exit_list,
                 batch,
