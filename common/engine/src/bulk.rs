@@ -8,7 +8,7 @@
 
 use crate::frontier::{Frontier, SlotLists};
 use crate::game::{BulkPlan, Game, Side, Stage};
-use crate::kernel::section_of;
+use crate::kernel::{section_of, touched_union};
 use crate::meter::SlotClocks;
 use crate::rules::Section;
 use rayon::prelude::*;
@@ -95,13 +95,5 @@ pub(crate) fn claim_in_bulk<G: Game>(
                 touched
             })
         })
-        .reduce(
-            || vec![false; n],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x |= y;
-                }
-                a
-            },
-        )
+        .reduce(|| vec![false; n], touched_union)
 }

@@ -293,7 +293,7 @@ fn expand(
 }
 
 /// Merges the `touched` flags of parallel tasks.
-fn touched_union(mut a: Vec<bool>, b: Vec<bool>) -> Vec<bool> {
+pub(crate) fn touched_union(mut a: Vec<bool>, b: Vec<bool>) -> Vec<bool> {
     for (x, y) in a.iter_mut().zip(b) {
         *x |= y;
     }
