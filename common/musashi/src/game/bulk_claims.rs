@@ -22,7 +22,7 @@
 //! start).
 
 use super::Musashi;
-use retro_engine::{BulkPlan, Side as EngineSide, SliceId};
+use retro_engine::{BulkPlan, SliceId};
 use retro_index::{binomial, next_subset, or_run, set_bit, squeeze};
 
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
@@ -125,18 +125,15 @@ impl Musashi {
         (saving > fixed).then_some(BulkPlan(plan))
     }
 
-    /// [`retro_engine::Game::mark_frontier`] for Musashi (`side` is black's: claims are
+    /// [`retro_engine::Game::mark_frontier`] for Musashi, for black's lost `keys` (claims are
     /// brown's): members marked, their un-moves along the edges the plan does not copy pushed.
     pub(super) fn mark_lost(
         &self,
         plan: BulkPlan,
-        side: EngineSide,
         slice: SliceId,
         keys: &[u64],
-        members: &mut [u64],
-        pre: &mut [u64],
+        (members, pre): (&mut [u64], &mut [u64]),
     ) {
-        debug_assert_eq!(side, EngineSide::Second, "only brown claims");
         let (_, black) = self.slice_parts(slice);
         let m = self.board.len() - 1;
         // `pushed[p]`: the squeezed neighbours of squeezed point `p` along pushed edges.
@@ -229,7 +226,7 @@ impl Musashi {
 mod tests {
     use super::*;
     use crate::board::Board;
-    use retro_engine::{Game, Move};
+    use retro_engine::{Game, Move, Side as EngineSide};
     use std::collections::HashSet;
 
     /// The canonical brown-to-move positions of `slice` with a brown move into `lost`, by
@@ -298,14 +295,7 @@ mod tests {
                     let (mut members, mut pre) = (vec![0u64; words], vec![0u64; words]);
                     let plan = BulkPlan(plan);
                     for chunk in lost.chunks(100) {
-                        game.mark_lost(
-                            plan,
-                            EngineSide::Second,
-                            slice,
-                            chunk,
-                            &mut members,
-                            &mut pre,
-                        );
+                        game.mark_lost(plan, slice, chunk, (&mut members, &mut pre));
                     }
                     game.copy_runs(plan, slice, &members, &mut pre);
                     let have: Vec<u64> = canonical

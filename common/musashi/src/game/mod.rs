@@ -372,7 +372,8 @@ impl Game for Musashi {
         members: &mut [u64],
         pre: &mut [u64],
     ) {
-        self.mark_lost(plan, side, slice, keys, members, pre);
+        debug_assert_eq!(side, EngineSide::Second, "only brown claims");
+        self.mark_lost(plan, slice, keys, (members, pre));
     }
 
     fn bulk_predecessors(
