@@ -7,7 +7,7 @@
 //! over the slot — the same claims, in index order (so the new frontier comes out sorted).
 
 use crate::frontier::{Frontier, SlotLists};
-use crate::game::{BulkPlan, Game, Side, Stage};
+use crate::game::{BulkPlan, Game, Share, Side, SliceId, Stage};
 use crate::kernel::{section_of, touched_union};
 use crate::meter::SlotClocks;
 use crate::rules::Section;
@@ -18,11 +18,16 @@ use std::sync::Mutex;
 /// Claim words at most this far apart are read in one run of key steps.
 const GAP_WORDS: usize = 1;
 
+/// A slot's bitmaps are OR-ed together, and its claim pass split, in this many pieces per
+/// share (pieces of a few words on small boards, so the tests' boards split as well).
+const PIECES_PER_SHARE: usize = 4;
+
 /// The claims of ply `ply` for `side` (the claimed side) in each slot of `plans`, each by its
 /// plan: the frontier of `side.other()` in the slot is marked, its predecessors completed, and
 /// every open position among them gets the value `ply + 1`, its final bit, and a place in the
 /// new frontier (`sink`). Slots run in parallel (each slot's claims stay in it, so no two tasks
-/// share a section). Returns the slots touched.
+/// share a section); when there are fewer slots than threads (out of core a batch holds one)
+/// each slot's work is split between `threads / slots` of them. Returns the slots touched.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn claim_in_bulk<G: Game>(
     game: &G,
@@ -37,63 +42,183 @@ pub(crate) fn claim_in_bulk<G: Game>(
     clocks: &SlotClocks,
 ) -> Vec<bool> {
     let n = lens.len();
-    let lost = side.other();
-    let value = (ply + 1) as u8;
+    let shares = (rayon::current_num_threads() / plans.len()).max(1);
     plans
         .par_iter()
         .map(|&(s, plan)| {
-            clocks.time(s, || {
-                let slice = stage.slices[s];
-                let words = lens[s].div_ceil(64) as usize;
-                let mut members = vec![0u64; words];
-                let mut pre = vec![0u64; words];
-                for (_, keys) in frontier.chunks(&[section_of(s as u32, lost)]) {
-                    game.mark_frontier(plan, lost, slice, keys, &mut members, &mut pre);
-                }
-                frontier.release();
-                game.bulk_predecessors(plan, lost, slice, &members, &mut pre);
-                drop(members);
-                let target = &sections[section_of(s as u32, side)];
-                // Claim: `pre` becomes the claims (open predecessors), their final bits set.
-                for (from, finals) in pre.iter_mut().zip(target.finals) {
-                    *from &= !finals.load(Relaxed);
-                    if *from != 0 {
-                        finals.fetch_or(*from, Relaxed);
-                    }
-                }
-                // Their keys and values: the game steps keys through runs of words with claims
-                // (a step is cheaper than an unrank), and unranks afresh after a gap.
-                let mut found = Vec::new();
-                let mut w = 0;
-                while w < words {
-                    if pre[w] == 0 {
-                        w += 1;
-                        continue;
-                    }
-                    let first = w;
-                    let mut last = w;
-                    while w < words && w - last <= GAP_WORDS {
-                        if pre[w] != 0 {
-                            last = w;
-                        }
-                        w += 1;
-                    }
-                    let start = first as u64 * 64 + u64::from(pre[first].trailing_zeros());
-                    let end = last as u64 * 64 + 64 - u64::from(pre[last].leading_zeros());
-                    game.for_each_key(slice, start..end, |index, key| {
-                        if pre[(index / 64) as usize] >> (index % 64) & 1 == 1 {
-                            target.values[index as usize].store(value, Relaxed);
-                            found.push(key);
-                        }
-                    });
-                }
-                let mut out = SlotLists::new(2 * n, n);
-                out.touch(s as u32);
-                out.keys[section_of(s as u32, side)] = found;
-                let touched = std::mem::take(&mut out.touched);
-                sink.lock().expect("frontier lock").absorb(out);
-                touched
-            })
+            let slot = BulkSlot {
+                game,
+                slot: s,
+                slice: stage.slices[s],
+                lost: side.other(),
+                plan,
+                words: lens[s].div_ceil(64) as usize,
+                shares,
+                clocks,
+            };
+            let pre = slot.predecessors(frontier);
+            let found = slot.claim(pre, &sections[section_of(s as u32, side)], (ply + 1) as u8);
+            let mut out = SlotLists::new(2 * n, n);
+            out.touch(s as u32);
+            out.keys[section_of(s as u32, side)] = found;
+            let touched = std::mem::take(&mut out.touched);
+            sink.lock().expect("frontier lock").absorb(out);
+            touched
         })
         .reduce(|| vec![false; n], touched_union)
+}
+
+/// One slot's bit-parallel claim ply, split into `shares` parallel parts.
+struct BulkSlot<'a, G> {
+    game: &'a G,
+    slot: usize,
+    slice: SliceId,
+    /// The side whose lost positions are the frontier.
+    lost: Side,
+    plan: BulkPlan,
+    /// Words of a bitmap over the slice's slots.
+    words: usize,
+    shares: usize,
+    clocks: &'a SlotClocks,
+}
+
+impl<G: Game> BulkSlot<'_, G> {
+    /// The bitmap of the frontier's predecessors in the slot (canonical or not): the
+    /// frontier's chunks are marked, a group per share, into the share's own bitmaps, which
+    /// are then OR-ed; each share copies its part of the plan's runs into its own `pre`.
+    fn predecessors(&self, frontier: &Frontier) -> Vec<u64> {
+        let chunks = frontier.chunks(&[section_of(self.slot as u32, self.lost)]);
+        let group = chunks.len().div_ceil(self.shares).max(1);
+        let mut marked: Vec<(Vec<u64>, Vec<u64>)> = chunks
+            .par_chunks(group)
+            .map(|chunks| {
+                self.clocks.time(self.slot, || {
+                    let mut members = vec![0u64; self.words];
+                    let mut pre = vec![0u64; self.words];
+                    for (_, keys) in chunks {
+                        let game = self.game;
+                        game.mark_frontier(
+                            self.plan,
+                            self.lost,
+                            self.slice,
+                            keys,
+                            &mut members,
+                            &mut pre,
+                        );
+                    }
+                    (members, pre)
+                })
+            })
+            .collect();
+        frontier.release();
+        marked.resize_with(self.shares, || {
+            (vec![0u64; self.words], vec![0u64; self.words])
+        });
+        let (mut members, mut pres): (Vec<_>, Vec<_>) = marked.into_iter().unzip();
+        let mut all = members.swap_remove(0);
+        self.or_into(&mut all, &members);
+        drop(members);
+        pres.par_iter_mut().enumerate().for_each(|(index, pre)| {
+            let share = Share {
+                index,
+                of: self.shares,
+            };
+            self.clocks.time(self.slot, || {
+                let game = self.game;
+                game.bulk_predecessors(self.plan, self.lost, self.slice, &all, pre, share);
+            });
+        });
+        drop(all);
+        let mut pre = pres.swap_remove(0);
+        self.or_into(&mut pre, &pres);
+        pre
+    }
+
+    /// The words of a piece of the slot's bitmaps (see [`PIECES_PER_SHARE`]).
+    fn piece_words(&self) -> usize {
+        self.words.div_ceil(PIECES_PER_SHARE * self.shares).max(1)
+    }
+
+    /// `into |= every bitmap of from`, in pieces in parallel.
+    fn or_into(&self, into: &mut [u64], from: &[Vec<u64>]) {
+        if from.is_empty() {
+            return;
+        }
+        let piece = self.piece_words();
+        into.par_chunks_mut(piece)
+            .enumerate()
+            .for_each(|(p, words)| {
+                self.clocks.time(self.slot, || {
+                    for other in from {
+                        let other = &other[p * piece..];
+                        for (word, &add) in words.iter_mut().zip(other) {
+                            *word |= add;
+                        }
+                    }
+                });
+            });
+    }
+
+    /// Claims the open positions of `pre` in `target` (the claimed side's section): their
+    /// final bits and `value`; returns their keys in index order. Pieces of the slot run in
+    /// parallel when the slot's work is shared.
+    fn claim(&self, mut pre: Vec<u64>, target: &Section, value: u8) -> Vec<u64> {
+        let piece = if self.shares == 1 {
+            self.words.max(1)
+        } else {
+            self.piece_words()
+        };
+        let found: Vec<Vec<u64>> = pre
+            .par_chunks_mut(piece)
+            .enumerate()
+            .map(|(p, pre)| {
+                self.clocks.time(self.slot, || {
+                    self.claim_piece(p * piece, pre, target, value)
+                })
+            })
+            .collect();
+        found.concat()
+    }
+
+    /// [`BulkSlot::claim`] for the words of `pre`, the slot's from word `first` on.
+    fn claim_piece(&self, first: usize, pre: &mut [u64], target: &Section, value: u8) -> Vec<u64> {
+        // `pre` becomes the claims (open predecessors), their final bits set.
+        for (from, finals) in pre.iter_mut().zip(&target.finals[first..]) {
+            *from &= !finals.load(Relaxed);
+            if *from != 0 {
+                finals.fetch_or(*from, Relaxed);
+            }
+        }
+        // Their keys and values: the game steps keys through runs of words with claims (a
+        // step is cheaper than an unrank), and unranks afresh after a gap.
+        let mut found = Vec::new();
+        let words = pre.len();
+        let mut w = 0;
+        while w < words {
+            if pre[w] == 0 {
+                w += 1;
+                continue;
+            }
+            let start_word = w;
+            let mut last = w;
+            while w < words && w - last <= GAP_WORDS {
+                if pre[w] != 0 {
+                    last = w;
+                }
+                w += 1;
+            }
+            let base = first as u64 * 64;
+            let start = base + start_word as u64 * 64 + u64::from(pre[start_word].trailing_zeros());
+            let end = base + last as u64 * 64 + 64 - u64::from(pre[last].leading_zeros());
+            self.game
+                .for_each_key(self.slice, start..end, |index, key| {
+                    let local = index - base;
+                    if pre[(local / 64) as usize] >> (local % 64) & 1 == 1 {
+                        target.values[index as usize].store(value, Relaxed);
+                        found.push(key);
+                    }
+                });
+        }
+        found
+    }
 }

@@ -70,6 +70,22 @@ pub enum Move {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BulkPlan(pub u128);
 
+/// One of `of` threads' shares of a slot's bit-parallel work ([`Game::bulk_predecessors`]):
+/// when a batch holds fewer slots than threads (out of core, one), a slot's run copies are
+/// split between threads, each into its own bitmap, and the bitmaps OR-ed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Share {
+    /// This share, `0..of`.
+    pub index: usize,
+    /// How many shares the work is split into (at least 1).
+    pub of: usize,
+}
+
+impl Share {
+    /// All the work in one share.
+    pub const WHOLE: Share = Share { index: 0, of: 1 };
+}
+
 /// A two-player game as the retrograde engine sees it.
 ///
 /// A position is a slice, a *key* (a game-defined `u64`, e.g. a piece mask) and a side to move.
@@ -227,7 +243,8 @@ pub trait Game: Sync {
     /// For a bit-parallel claim ply: sets in `pre` the slot of every position of `slice`,
     /// `side.other()` to move, canonical or not, with a move of a kind `plan` does in bulk to a
     /// position marked in `members` (the frontier and its images, see
-    /// [`Game::mark_frontier`]).
+    /// [`Game::mark_frontier`]) — or, when the work is split between threads, `share`'s part
+    /// of them: the shares of any split must together set every such slot.
     fn bulk_predecessors(
         &self,
         plan: BulkPlan,
@@ -235,8 +252,9 @@ pub trait Game: Sync {
         slice: SliceId,
         members: &[u64],
         pre: &mut [u64],
+        share: Share,
     ) {
-        let _ = (plan, side, slice, members, pre);
+        let _ = (plan, side, slice, members, pre, share);
         unreachable!("a game that plans bulk claims finds their predecessors")
     }
 }

@@ -543,16 +543,21 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         // positions are fewer than the keys its own frontier would push pulls, the others push
         // (late in a stage the slots get there at different plies).
         let per_slot = claims && push && game.claims_stay_in_slice();
-        // `sent[t]`: the frontier keys whose targets have side `t` to move.
+        // `sent[t]`: the frontier keys whose targets have side `t` to move; `sent_to[s][t]`
+        // those in slot `s`.
         let sent = Side::BOTH.map(|t| frontier.len_where(of_side(t.other())));
+        let sent_to: Vec<[u64; 2]> = (0..n)
+            .map(|s| {
+                Side::BOTH.map(|t| frontier.len_where(|sec| sec == section_of(s as u32, t.other())))
+            })
+            .collect();
         let open_total = Side::BOTH.map(|t| open.iter().map(|o| o[t.index()]).sum::<u64>());
         let pull: Vec<[bool; 2]> = (0..n)
             .map(|s| {
                 Side::BOTH.map(|t| {
                     if claims {
                         let fewer_open = if per_slot {
-                            open[s][t.index()]
-                                < frontier.len_where(|sec| sec == section_of(s as u32, t.other()))
+                            open[s][t.index()] < sent_to[s][t.index()]
                         } else {
                             open_total[t.index()] < sent[t.index()]
                         };
@@ -564,21 +569,15 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             })
             .collect();
         // Of the slots that push their claims, those whose game finds them cheaper
-        // bit-parallel ([`Game::bulk_claim_plan`]), with the plan, per claimed side. A slot's
-        // bulk claims run on one thread, so only when every batch has a slot per thread: out of
-        // core (a slot per batch) the other threads would idle — measured at BOARD33
-        // browns=12, claim plies 320.7 s pushed against 442.8 s in bulk.
-        let threads = rayon::current_num_threads();
-        let bulk_fits = batches.iter().all(|batch| batch.len() >= threads);
+        // bit-parallel ([`Game::bulk_claim_plan`]), with the plan, per claimed side. (Out of
+        // core a batch holds one slot, whose bulk work is then split between the threads.)
         let bulk: Vec<[Option<BulkPlan>; 2]> = (0..n)
             .map(|s| {
                 Side::BOTH.map(|t| {
-                    if !bulk_fits || !per_slot || pull[s][t.index()] || !roles.claimable[t.index()]
-                    {
+                    if !per_slot || pull[s][t.index()] || !roles.claimable[t.index()] {
                         return None;
                     }
-                    let keys = frontier.len_where(|sec| sec == section_of(s as u32, t.other()));
-                    game.bulk_claim_plan(t.other(), stage.slices[s], keys)
+                    game.bulk_claim_plan(t.other(), stage.slices[s], sent_to[s][t.index()])
                 })
             })
             .collect();

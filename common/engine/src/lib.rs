@@ -31,7 +31,7 @@ pub mod value;
 pub mod workspace;
 
 pub use atomic::{ByteArray, ScratchError};
-pub use game::{BulkPlan, Game, Move, Side, SliceId, Stage};
+pub use game::{BulkPlan, Game, Move, Share, Side, SliceId, Stage};
 pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice, StageTimes};
 pub use meter::{DiskIo, SliceCost};
 pub use value::{Outcome, Value};

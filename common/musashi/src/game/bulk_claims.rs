@@ -22,7 +22,7 @@
 //! start).
 
 use super::Musashi;
-use retro_engine::{BulkPlan, SliceId};
+use retro_engine::{BulkPlan, Share, SliceId};
 use retro_index::{binomial, next_subset, or_run, set_bit, squeeze};
 
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
@@ -63,6 +63,17 @@ const CONTEXT_NS: f64 = 12.0;
 const RUN_WORD_NS: f64 = 0.8;
 const SLICE_WORD_NS: f64 = 3.0;
 const MARK_NS: f64 = 10.0;
+
+/// The estimated nanoseconds of one direction's run copies of a brown edge whose lower end is
+/// squeezed point `lo`, in a slice of `k` browns on `m` points: for each count `a` of browns
+/// below `lo`, `C(m - 2 - lo, k - 1 - a)` contexts, and `C(m - 2, k - 1)` bits in all.
+fn copy_ns(k: usize, m: usize, lo: usize) -> f64 {
+    let contexts: u64 = (0..=lo.min(k - 1))
+        .filter(|&a| k - 1 - a <= m - 2 - lo)
+        .map(|a| binomial(m - 2 - lo, k - 1 - a))
+        .sum();
+    contexts as f64 * CONTEXT_NS + binomial(m - 2, k - 1) as f64 / 64.0 * RUN_WORD_NS
+}
 
 impl Musashi {
     /// The brown edges of the slice with black on `black`, as squeezed point numbers
@@ -106,15 +117,10 @@ impl Musashi {
         // A member's expected un-moves along one direction of one edge: it holds `y`, not `x`.
         let share = (k * (m - k)) as f64 / (m * (m - 1)) as f64;
         let push = members * share * PUSH_NS;
-        let words = binomial(m - 2, k - 1) as f64 / 64.0;
         let mut plan = 0u128;
         let mut saving = 0.0;
         for (e, (lo, _)) in self.squeezed_edges(black).enumerate() {
-            let contexts: u64 = (0..=lo.min(k - 1))
-                .filter(|&a| k - 1 - a <= m - 2 - lo)
-                .map(|a| binomial(m - 2 - lo, k - 1 - a))
-                .sum();
-            let copy = contexts as f64 * CONTEXT_NS + words * RUN_WORD_NS;
+            let copy = copy_ns(k, m, lo);
             if copy < push {
                 plan |= 1 << e;
                 saving += 2.0 * (push - copy);
@@ -175,20 +181,23 @@ impl Musashi {
     }
 
     /// [`retro_engine::Game::bulk_predecessors`] for Musashi: the run copies of the plan's
-    /// edges, both directions.
+    /// edges, both directions; of them, those of `share` (see [`Musashi::copy_shares`]).
     pub(super) fn copy_runs(
         &self,
         plan: BulkPlan,
         slice: SliceId,
         members: &[u64],
         pre: &mut [u64],
+        share: Share,
     ) {
         let (k, black) = self.slice_parts(slice);
         let m = self.board.len() - 1;
         if k == 0 || k >= m {
             return;
         }
-        for (e, (lo, hi)) in self.squeezed_edges(black).enumerate() {
+        let shares = self.copy_shares(plan, black, k, share.of);
+        let edges = self.squeezed_edges(black).enumerate();
+        for ((e, (lo, hi)), share_of) in edges.zip(shares) {
             if plan.0 >> e & 1 == 0 {
                 continue;
             }
@@ -196,7 +205,10 @@ impl Musashi {
             // `hi`.
             let above = m - 2 - lo;
             let gap = hi - lo - 1;
-            for (x, y) in [(lo, hi), (hi, lo)] {
+            for (direction, (x, y)) in [(lo, hi), (hi, lo)].into_iter().enumerate() {
+                if share_of[direction] != share.index {
+                    continue;
+                }
                 for a in 0..=lo.min(k - 1) {
                     let rest = k - 1 - a;
                     let len = binomial(lo, a);
@@ -219,6 +231,40 @@ impl Musashi {
                 }
             }
         }
+    }
+
+    /// Which of `shares` threads copies each direction of each brown edge of the slice with
+    /// `k` browns and black on `black` (in [`Musashi::squeezed_edges`] order): the plan's
+    /// copies, costliest first, each to the share with the least estimated work so far.
+    fn copy_shares(
+        &self,
+        plan: BulkPlan,
+        black: usize,
+        k: usize,
+        shares: usize,
+    ) -> Vec<[usize; 2]> {
+        let m = self.board.len() - 1;
+        let edges: Vec<(usize, usize)> = self.squeezed_edges(black).collect();
+        let mut owner = vec![[0; 2]; edges.len()];
+        if shares <= 1 {
+            return owner;
+        }
+        let mut copies: Vec<(f64, usize, usize)> = edges
+            .iter()
+            .enumerate()
+            .filter(|&(e, _)| plan.0 >> e & 1 == 1)
+            .flat_map(|(e, &(lo, _))| [0, 1].map(|d| (copy_ns(k, m, lo), e, d)))
+            .collect();
+        copies.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+        let mut load = vec![0.0f64; shares];
+        for (cost, e, d) in copies {
+            let least = (0..shares)
+                .min_by(|&a, &b| load[a].total_cmp(&load[b]))
+                .expect("at least one share");
+            load[least] += cost;
+            owner[e][d] = least;
+        }
+        owner
     }
 }
 
@@ -290,20 +336,34 @@ mod tests {
                 let edges = game.squeezed_edges(black).count();
                 let all = (1u128 << edges) - 1;
                 let mixed = 0x5A5A_5A5A_5A5A_5A5A_5A5A_5A5A_5A5A_5A5Au128.rotate_left(i as u32);
-                for plan in [0, all, mixed & all, !mixed & all] {
+                for (j, plan) in [0, all, mixed & all, !mixed & all].into_iter().enumerate() {
                     let words = len.div_ceil(64) as usize;
                     let (mut members, mut pre) = (vec![0u64; words], vec![0u64; words]);
                     let plan = BulkPlan(plan);
                     for chunk in lost.chunks(100) {
                         game.mark_lost(plan, slice, chunk, (&mut members, &mut pre));
                     }
-                    game.copy_runs(plan, slice, &members, &mut pre);
+                    // The copies split three ways (each share into its own bitmap) set the
+                    // same bits as one share.
+                    let shared = [1, 3][(i + j) % 2];
+                    let mut pres = vec![pre; shared];
+                    for (index, pre) in pres.iter_mut().enumerate() {
+                        let share = Share { index, of: shared };
+                        game.copy_runs(plan, slice, &members, pre, share);
+                    }
+                    let pre: Vec<u64> = (0..words)
+                        .map(|w| pres.iter().fold(0, |acc, pre| acc | pre[w]))
+                        .collect();
                     let have: Vec<u64> = canonical
                         .iter()
                         .copied()
                         .filter(|&i| pre[(i / 64) as usize] >> (i % 64) & 1 == 1)
                         .collect();
-                    assert_eq!(have, want, "{name} k={k} {slice:?} plan {:#x}", plan.0);
+                    assert_eq!(
+                        have, want,
+                        "{name} k={k} {slice:?} plan {:#x}, {shared} shares",
+                        plan.0
+                    );
                 }
             }
             assert!(

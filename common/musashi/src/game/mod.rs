@@ -16,7 +16,7 @@ pub use bulk_claims::BulkClaims;
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
-use retro_engine::{BulkPlan, Game, Move, Side as EngineSide, SliceId, Stage, Value};
+use retro_engine::{BulkPlan, Game, Move, Share, Side as EngineSide, SliceId, Stage, Value};
 use retro_index::{binomial, next_subset, squeeze, unsqueeze, SubsetRanker};
 use std::ops::Range;
 
@@ -383,9 +383,10 @@ impl Game for Musashi {
         slice: SliceId,
         members: &[u64],
         pre: &mut [u64],
+        share: Share,
     ) {
         debug_assert_eq!(side, EngineSide::Second, "only brown claims");
-        self.copy_runs(plan, slice, members, pre);
+        self.copy_runs(plan, slice, members, pre, share);
     }
 }
 
