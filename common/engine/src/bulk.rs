@@ -95,7 +95,9 @@ impl<G: Game> BulkSlot<'_, G> {
                 self.clocks.time(self.slot, || {
                     let mut members = vec![0u64; self.words];
                     let mut pre = vec![0u64; self.words];
-                    for (_, keys) in chunks {
+                    let mut buffer = Vec::new();
+                    for (_, chunk) in chunks {
+                        let keys = chunk.keys(&mut buffer);
                         let game = self.game;
                         game.mark_frontier(
                             self.plan,

@@ -10,6 +10,7 @@
 //! driver decides *where and how* it is stored by implementing [`Checkpoints`] (the job
 //! directory's files, checksummed, in `retro-pipeline`).
 
+pub use crate::frontier::{KeyChunk, Narrowing};
 use std::fmt::Debug;
 use std::time::Duration;
 
@@ -69,7 +70,7 @@ pub struct PlySnapshot<'a> {
     /// Per section: the counters too large for a byte, as `(index, remaining)`.
     pub overflow: Vec<Vec<(u64, u32)>>,
     /// The non-empty lists, each in pieces.
-    pub lists: Vec<(ListId, Vec<&'a [u64]>)>,
+    pub lists: Vec<(ListId, Vec<KeyChunk<'a>>)>,
     /// Drops the resident pages of a slot's arrays once they are saved (out of core the arrays
     /// are file-backed, and reading them all would otherwise fill memory).
     pub release: &'a (dyn Fn(usize) + Sync),

@@ -1,6 +1,10 @@
 //! Lists of positions (8-byte keys) grouped by slice slot: the kernel's frontiers and
 //! scheduled exits, in memory or spilled to a scratch file.
 //!
+//! Spilled keys take 4 bytes where they can ([`KeyChunk::Narrow`]): a game's keys rarely use
+//! all 64 bits (Sixteen Musashi's are brown masks of at most 33 points, one of which — black's
+//! — is empty in every key of a slice), and the scratch disk is what bounds the largest stages.
+//!
 //! A list is filled by parallel tasks (each hands over what it produced for every slot) and,
 //! one ply later, read slot by slot. In memory a task's vector is kept as one *segment*, never
 //! copied; out of core it is appended to the list's scratch file at once and only its offset
@@ -29,11 +33,109 @@ pub(crate) const CHUNK: usize = 1 << 12;
 /// Where one segment's keys are.
 enum Segment {
     Memory(Vec<u64>),
-    /// `len` keys at byte `offset` of the scratch file.
+    /// `len` keys at byte `offset` of the scratch file, 8 bytes each or narrowed to 4.
     Spilled {
         offset: usize,
         len: usize,
+        narrow: Option<Narrowing>,
     },
+}
+
+/// How a spilled segment's keys fit in 32 bits: with bit `gap` (clear in all of them) taken
+/// out, the bits above it moved down by one. `gap` 63 when the keys fit as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Narrowing {
+    gap: u32,
+}
+
+impl Narrowing {
+    /// The narrowing of keys whose bits are (within) `union`, if there is one.
+    fn of(union: u64) -> Option<Narrowing> {
+        if union >> 32 == 0 {
+            return Some(Narrowing { gap: 63 });
+        }
+        // 33 bits wide, with a clear bit below the top one to take out.
+        let clear = !union & 0xFFFF_FFFF;
+        (union >> 33 == 0 && clear != 0).then(|| Narrowing {
+            gap: 63 - clear.leading_zeros(),
+        })
+    }
+
+    /// `key` in 32 bits.
+    fn narrow(self, key: u64) -> u32 {
+        let low = (1u64 << self.gap) - 1;
+        ((key & low) | (key >> 1 & !low)) as u32
+    }
+
+    /// The key `narrow` stands for.
+    fn widen(self, narrow: u32) -> u64 {
+        let low = (1u64 << self.gap) - 1;
+        let narrow = u64::from(narrow);
+        (narrow & low) | (narrow & !low) << 1
+    }
+}
+
+/// A piece of a list as read: keys as they are (in memory, or spilled 8 bytes each), or
+/// narrowed to 4 bytes by [`Narrowing`].
+#[derive(Clone, Copy, Debug)]
+pub enum KeyChunk<'a> {
+    /// The keys.
+    Wide(&'a [u64]),
+    /// The keys, narrowed.
+    Narrow(&'a [u32], Narrowing),
+}
+
+impl<'a> KeyChunk<'a> {
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        match self {
+            KeyChunk::Wide(keys) => keys.len(),
+            KeyChunk::Narrow(keys, _) => keys.len(),
+        }
+    }
+
+    /// Whether the piece holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys, in order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
+        let (wide, narrow): (&'a [u64], &'a [u32]) = match *self {
+            KeyChunk::Wide(keys) => (keys, &[]),
+            KeyChunk::Narrow(keys, _) => (&[], keys),
+        };
+        let narrowing = match *self {
+            KeyChunk::Narrow(_, n) => n,
+            KeyChunk::Wide(_) => Narrowing { gap: 63 },
+        };
+        wide.iter()
+            .copied()
+            .chain(narrow.iter().map(move |&k| narrowing.widen(k)))
+    }
+
+    /// The keys as a slice: the piece itself, or decoded into `buffer`.
+    pub fn keys<'b>(&self, buffer: &'b mut Vec<u64>) -> &'b [u64]
+    where
+        'a: 'b,
+    {
+        match *self {
+            KeyChunk::Wide(keys) => keys,
+            KeyChunk::Narrow(..) => {
+                buffer.clear();
+                buffer.extend(self.iter());
+                buffer
+            }
+        }
+    }
+
+    /// The keys of a list kept in memory (never narrowed).
+    pub(crate) fn in_memory(&self) -> &'a [u64] {
+        match *self {
+            KeyChunk::Wide(keys) => keys,
+            KeyChunk::Narrow(..) => unreachable!("only spilled keys are narrowed"),
+        }
+    }
 }
 
 /// The scratch file of a spilled list.
@@ -81,9 +183,10 @@ impl Frontier {
             return;
         };
         match spill_keys(&mut self.spill, dir, &keys) {
-            Ok(offset) => self.slots[slot].push(Segment::Spilled {
+            Ok((offset, narrow)) => self.slots[slot].push(Segment::Spilled {
                 offset,
                 len: keys.len(),
+                narrow,
             }),
             Err(e) => {
                 self.error.get_or_insert(e);
@@ -175,20 +278,38 @@ impl Frontier {
 
     /// The keys of the slots in `slots`, cut into chunks for parallel work, each with its slot.
     /// The list must be sealed.
-    pub(crate) fn chunks(&self, slots: &[usize]) -> Vec<(u32, &[u64])> {
+    pub(crate) fn chunks(&self, slots: &[usize]) -> Vec<(u32, KeyChunk<'_>)> {
         let map = self.spill.as_ref().and_then(|s| s.map.as_deref());
         let mut chunks = Vec::new();
         for &slot in slots {
             for segment in &self.slots[slot] {
-                let keys: &[u64] = match segment {
-                    Segment::Memory(keys) => keys,
-                    Segment::Spilled { offset, len } => {
-                        let bytes = &map.expect("a spilled list is sealed before it is read")
-                            [*offset..*offset + len * 8];
-                        as_keys(bytes)
+                let tag = slot as u32;
+                match segment {
+                    Segment::Memory(keys) => {
+                        chunks.extend(keys.chunks(CHUNK).map(|c| (tag, KeyChunk::Wide(c))));
                     }
-                };
-                chunks.extend(keys.chunks(CHUNK).map(|c| (slot as u32, c)));
+                    Segment::Spilled {
+                        offset,
+                        len,
+                        narrow,
+                    } => {
+                        let map = map.expect("a spilled list is sealed before it is read");
+                        let width = if narrow.is_some() { 4 } else { 8 };
+                        let bytes = &map[*offset..*offset + len * width];
+                        match *narrow {
+                            None => chunks.extend(
+                                as_keys::<u64>(bytes)
+                                    .chunks(CHUNK)
+                                    .map(|c| (tag, KeyChunk::Wide(c))),
+                            ),
+                            Some(n) => chunks.extend(
+                                as_keys::<u32>(bytes)
+                                    .chunks(CHUNK)
+                                    .map(|c| (tag, KeyChunk::Narrow(c, n))),
+                            ),
+                        }
+                    }
+                }
             }
         }
         chunks
@@ -241,12 +362,13 @@ pub(crate) fn sort_for_locality(keys: &mut [u64]) {
     radsort::sort(keys);
 }
 
-/// Appends `keys` to the spill file (created on first use in `dir`); returns their offset.
+/// Appends `keys` to the spill file (created on first use in `dir`), narrowed if they can be;
+/// returns their offset and narrowing. Segments start at multiples of 8 bytes.
 fn spill_keys(
     spill: &mut Option<Spill>,
     dir: &PathBuf,
     keys: &[u64],
-) -> Result<usize, ScratchError> {
+) -> Result<(usize, Option<Narrowing>), ScratchError> {
     if spill.is_none() {
         let file = tempfile::tempfile_in(dir)
             .map_err(|e| ScratchError::new("create a list's scratch file in", dir, e))?;
@@ -258,27 +380,44 @@ fn spill_keys(
     }
     let spill = spill.as_mut().expect("created above");
     let offset = spill.written;
+    let narrow = Narrowing::of(keys.iter().fold(0, |union, &key| union | key));
     let mut bytes = Vec::with_capacity(keys.len() * 8);
-    for key in keys {
-        bytes.extend_from_slice(&key.to_ne_bytes());
+    match narrow {
+        Some(n) => {
+            for &key in keys {
+                bytes.extend_from_slice(&n.narrow(key).to_ne_bytes());
+            }
+            bytes.resize(bytes.len().next_multiple_of(8), 0);
+        }
+        None => {
+            for key in keys {
+                bytes.extend_from_slice(&key.to_ne_bytes());
+            }
+        }
     }
     spill
         .writer
         .write_all(&bytes)
         .map_err(|e| ScratchError::new("write a list's scratch file in", dir, e))?;
     spill.written += bytes.len();
-    Ok(offset)
+    Ok((offset, narrow))
 }
 
+/// A key type a spill file holds (`u64` or `u32`): any bit pattern is a value.
+trait SpilledKey: Copy {}
+impl SpilledKey for u64 {}
+impl SpilledKey for u32 {}
+
 /// Bytes written by [`spill_keys`] seen as keys again.
-fn as_keys(bytes: &[u8]) -> &[u64] {
+fn as_keys<K: SpilledKey>(bytes: &[u8]) -> &[K] {
+    let size = std::mem::size_of::<K>();
     assert!(
-        (bytes.as_ptr() as usize).is_multiple_of(8) && bytes.len().is_multiple_of(8),
-        "spilled keys are 8-aligned (page-aligned map, offsets multiples of 8)"
+        (bytes.as_ptr() as usize).is_multiple_of(size) && bytes.len().is_multiple_of(size),
+        "spilled keys are aligned (page-aligned map, offsets multiples of 8)"
     );
-    // SAFETY: alignment and length checked above; every bit pattern is a valid u64; the keys
-    // were written with `to_ne_bytes` by this process.
-    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), bytes.len() / 8) }
+    // SAFETY: alignment and length checked above; every bit pattern is a valid `u64` or `u32`
+    // (the only `SpilledKey`s); the keys were written with `to_ne_bytes` by this process.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<K>(), bytes.len() / size) }
 }
 
 /// One parallel task's output: keys per list (a stage's lists are its sections: two per
@@ -321,11 +460,13 @@ mod tests {
         }
         f.absorb(out);
         f.push(1, vec![u64::MAX, 5]);
+        // 33 bits with bits 12 to 31 clear: narrowed by taking bit 31 out.
+        f.push(2, vec![1 << 32 | 3, 1 << 32 | 1 << 11, 1 << 9]);
         f.seal().unwrap();
-        assert_eq!(f.len(), 10_002);
+        assert_eq!(f.len(), 10_005);
         f.chunks(&[2, 1])
             .into_iter()
-            .map(|(s, c)| (s, c.to_vec()))
+            .map(|(s, c)| (s, c.iter().collect()))
             .collect()
     }
 
@@ -357,6 +498,59 @@ mod tests {
             keys.sort_unstable();
             assert_eq!(keys, memory_keys);
         }
+    }
+
+    #[test]
+    fn keys_narrow_to_32_bits_exactly_when_one_clear_bit_makes_room() {
+        assert_eq!(Narrowing::of(0xFFFF_FFFF), Some(Narrowing { gap: 63 }));
+        assert_eq!(
+            Narrowing::of(1 << 32 | 0xFFFF_FF7F),
+            Some(Narrowing { gap: 7 })
+        );
+        assert_eq!(
+            Narrowing::of(1 << 32 | 0x7FFF_FFFF),
+            Some(Narrowing { gap: 31 })
+        );
+        assert_eq!(Narrowing::of(0x1_FFFF_FFFF), None);
+        assert_eq!(Narrowing::of(1 << 33), None);
+        assert_eq!(Narrowing::of(u64::MAX), None);
+        // Every key within the union comes back.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for union in [
+            0xFFFF_FFFFu64,
+            1 << 32 | 0xFFFF_FF7F,
+            1 << 32 | 0x7FFF_FFFF,
+            1 << 32 | 1,
+        ] {
+            let n = Narrowing::of(union).unwrap();
+            for _ in 0..1000 {
+                x = x.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ 0x94D0_49BB;
+                let key = x & union;
+                assert_eq!(n.widen(n.narrow(key)), key, "{key:#x} in {union:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn spilled_lists_take_four_bytes_a_key_when_the_keys_narrow() {
+        let dir = tempfile::tempdir().unwrap();
+        let space = Workspace::out_of_core(dir.path().into(), 0);
+        let mut f = Frontier::new(2, &space);
+        f.push(0, (0..1001u64).map(|k| k << 22 | 1 << 32).collect());
+        f.push(1, vec![1 << 40, 1]);
+        f.seal().unwrap();
+        let written = f.spill.as_ref().map(|s| s.written);
+        // 1001 narrow keys padded to 8 bytes, then two wide ones.
+        assert_eq!(written, Some(4008 + 16));
+        let chunks = f.chunks(&[0, 1]);
+        assert!(matches!(chunks[0].1, KeyChunk::Narrow(..)));
+        assert!(matches!(chunks[1].1, KeyChunk::Wide(..)));
+        let keys: Vec<u64> = chunks.iter().flat_map(|(_, c)| c.iter()).collect();
+        let want: Vec<u64> = (0..1001u64)
+            .map(|k| k << 22 | 1 << 32)
+            .chain([1 << 40, 1])
+            .collect();
+        assert_eq!(keys, want);
     }
 
     #[test]

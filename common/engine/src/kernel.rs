@@ -23,7 +23,7 @@ use crate::atomic::{ByteArray, ScratchError};
 use crate::bulk::claim_in_bulk;
 use crate::checkpoint::{CarriedTimes, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape};
 use crate::distinct::Distinct;
-use crate::frontier::{sort_for_locality, Frontier, SlotLists, CHUNK};
+use crate::frontier::{sort_for_locality, Frontier, KeyChunk, SlotLists, CHUNK};
 use crate::game::{BulkPlan, Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::rules::{
@@ -273,7 +273,7 @@ fn expand(
     if !list.is_spilled() {
         // Sealed lists in memory are sorted already (at least the sections expanded here).
         for group in list.chunks(&sections).chunks(GROUP_CHUNKS) {
-            let pieces = group.iter().map(|&(sec, keys)| (sec as usize, keys));
+            let pieces = group.iter().map(|&(sec, c)| (sec as usize, c.in_memory()));
             touched = touched_union(touched, run(pieces.collect()));
         }
         return touched;
@@ -283,7 +283,7 @@ fn expand(
     // cost of twice a group's keys (64 MB) in memory.
     for &sec in &sections {
         for group in list.chunks(&[sec]).chunks(GROUP_CHUNKS) {
-            let mut keys: Vec<u64> = group.iter().flat_map(|&(_, c)| c).copied().collect();
+            let mut keys: Vec<u64> = group.iter().flat_map(|&(_, c)| c.iter()).collect();
             list.release();
             sort_for_locality(&mut keys);
             touched = touched_union(touched, run(keys.chunks(CHUNK).map(|c| (sec, c)).collect()));
@@ -357,6 +357,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         }
         None => None,
     };
+    let ply_batches = space.ply_batches(&file_bytes);
     let mut residency = Residency::new(resident_limit, file_bytes);
     let mut after_batch = |touched: &[bool]| {
         for s in residency.after_batch(touched) {
@@ -589,7 +590,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         };
         frontier.seal_sorting(pushes).map_err(scratch_error)?;
         let sink = Mutex::new(Frontier::new(lists, space));
-        for batch in &batches {
+        for batch in &ply_batches {
             let batch_start = BatchStart::now();
             let pushed = expand(&frontier, batch, pushes, &clocks, |sec, chunk| {
                 let (slot, side) = slot_side(sec);
@@ -871,8 +872,8 @@ fn snapshot_lists<'a>(
     frontier: &'a Frontier,
     exits: &'a [Frontier],
     ply: u32,
-) -> Vec<(ListId, Vec<&'a [u64]>)> {
-    let pieces = |list: &'a Frontier, section: usize| -> Vec<&'a [u64]> {
+) -> Vec<(ListId, Vec<KeyChunk<'a>>)> {
+    let pieces = |list: &'a Frontier, section: usize| -> Vec<KeyChunk<'a>> {
         list.chunks(&[section])
             .into_iter()
             .map(|(_, c)| c)

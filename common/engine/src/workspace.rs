@@ -100,6 +100,20 @@ impl Workspace {
             vec![(0..n).collect()]
         }
     }
+
+    /// How a ply walks the slices, given each slice's bytes of file-backed arrays: as
+    /// [`Workspace::batches`], except that out of core a stage none of whose arrays is
+    /// file-backed (the window holds them all) is walked in one batch too. Then only its lists
+    /// go to scratch, nothing is paged between batches, and every thread has work until the
+    /// ply ends. (The sweep still goes slice by slice: it reads the paged inputs, whose pages
+    /// are dropped after each batch; plies never read them.)
+    pub(crate) fn ply_batches(&self, file_bytes: &[u64]) -> Vec<Vec<usize>> {
+        if file_bytes.iter().all(|&bytes| bytes == 0) {
+            vec![(0..file_bytes.len()).collect()]
+        } else {
+            self.batches(file_bytes.len())
+        }
+    }
 }
 
 /// Which file-backed slices are resident, and when each was last used: after every batch the
@@ -176,5 +190,12 @@ mod tests {
         assert_eq!(Workspace::in_memory().batches(3), vec![vec![0, 1, 2]]);
         let w = Workspace::out_of_core(PathBuf::from("/tmp"), 1);
         assert_eq!(w.batches(2), vec![vec![0], vec![1]]);
+        // Plies go slice by slice only when some slice's arrays are file-backed.
+        assert_eq!(w.ply_batches(&[0, 0]), vec![vec![0, 1]]);
+        assert_eq!(w.ply_batches(&[0, 5]), vec![vec![0], vec![1]]);
+        assert_eq!(
+            Workspace::in_memory().ply_batches(&[0, 0]),
+            vec![vec![0, 1]]
+        );
     }
 }

@@ -23,7 +23,7 @@
 
 use rayon::prelude::*;
 use retro_engine::checkpoint::{
-    CarriedTimes, Checkpoints, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape,
+    CarriedTimes, Checkpoints, KeyChunk, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape,
 };
 use retro_store::{checked_json, write_atomic, SliceTable, TableWriter};
 use serde::{Deserialize, Serialize};
@@ -163,7 +163,7 @@ impl StageCheckpoints {
         let mut lists = Vec::new();
         for (i, (id, pieces)) in snapshot.lists.iter().enumerate() {
             let mut bytes = Vec::with_capacity(pieces.iter().map(|p| p.len() * 8).sum());
-            for key in pieces.iter().flat_map(|p| p.iter()) {
+            for key in pieces.iter().flat_map(KeyChunk::iter) {
                 bytes.extend_from_slice(&key.to_le_bytes());
             }
             let table = TableWriter::encode(&format!("{id:?}"), &[("keys", &bytes)], LEVEL);
