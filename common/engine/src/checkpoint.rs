@@ -88,17 +88,19 @@ pub struct RestoredPly {
     pub times: CarriedTimes,
     /// Per section: the overflow counters.
     pub overflow: Vec<Vec<(u64, u32)>>,
-    /// The lists.
-    pub lists: Vec<(ListId, Vec<u64>)>,
 }
 
-/// Where the arrays of a restored checkpoint go: the kernel's freshly allocated arrays, per
-/// slot and side.
+/// Where a restored checkpoint goes: its arrays into the kernel's freshly allocated arrays,
+/// per slot and side; its lists to `lists`, one at a time as they are read.
 pub struct RestoreInto<'a> {
     /// Value bytes.
     pub values: Vec<[&'a mut [u8]; 2]>,
     /// Final bits, as bytes.
     pub finals: Vec<[&'a mut [u8]; 2]>,
+    /// Takes each list of the checkpoint. Out of core the kernel spills it at once: the lists
+    /// of a large stage do not fit in memory together (BOARD33 browns=14 held ~2.6e9 keys,
+    /// 21 GB, when the restore read them all first and was killed for lack of memory).
+    pub lists: &'a mut dyn FnMut(ListId, Vec<u64>),
 }
 
 /// A keeper of one stage's checkpoints. The kernel asks it once, before initialising, for a

@@ -219,9 +219,14 @@ impl StageArrays {
         Ok((arrays, file_bytes, resident))
     }
 
-    /// Every array as bytes to be overwritten by a restored checkpoint.
-    fn restore_into(&mut self) -> RestoreInto<'_> {
+    /// Every array as bytes to be overwritten by a restored checkpoint, whose lists go to
+    /// `lists`.
+    fn restore_into<'a>(
+        &'a mut self,
+        lists: &'a mut dyn FnMut(ListId, Vec<u64>),
+    ) -> RestoreInto<'a> {
         RestoreInto {
+            lists,
             values: self
                 .values
                 .iter_mut()
@@ -336,21 +341,25 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         stage: stage.name.clone(),
         what,
     };
-    // A checkpoint of this stage, if the keeper has one: its arrays go straight into ours.
+    // A checkpoint of this stage, if the keeper has one: its arrays go straight into ours, its
+    // lists into lists of ours as they are read.
+    let mut lists_read = RestoredLists::new(lists, space);
     let restored = match keeper {
         Some(keeper) => {
-            let restored = keeper.restore(&shape, &mut arrays.restore_into());
+            let mut take = |id, keys| lists_read.take(id, keys);
+            let restored = keeper.restore(&shape, &mut arrays.restore_into(&mut take));
             for s in 0..n {
                 arrays.release(s);
             }
             match restored {
                 Ok(restored) => restored,
                 // A damaged checkpoint (the keeper has reported it) may have been read in
-                // part: the stage starts afresh, on fresh arrays.
+                // part: the stage starts afresh, on fresh arrays and lists.
                 Err(_) => {
                     drop(arrays);
                     let (fresh, ..) = StageArrays::allocate(&lens, space).map_err(scratch_error)?;
                     arrays = fresh;
+                    lists_read = RestoredLists::new(lists, space);
                     None
                 }
             }
@@ -409,7 +418,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let of_side = |side: Side| move |sec: usize| slot_side(sec).1 == side;
     // The state at the first ply to run: a restored checkpoint's, or the initial sweep's.
     let (mut frontier, mut exits, overflow, mut open, first_ply) = if let Some(r) = restored {
-        let state = restored_state(r, &shape, space).map_err(checkpoint_error)?;
+        let state = restored_state(r, lists_read, &shape).map_err(checkpoint_error)?;
         // The open positions per slot are the clear final bits; their sums must be the
         // checkpoint's, or it does not belong to these arrays.
         let open: Vec<[u64; 2]> = (0..n)
@@ -904,7 +913,45 @@ fn snapshot_lists<'a>(
     lists
 }
 
-/// The kernel's state from a restored checkpoint, checked against the stage.
+/// The lists of a checkpoint being restored, as they are read: each list goes into the
+/// kernel's frontier or its exits by ply (out of core: spilled at once); ids that fit no list
+/// are kept to be reported once the checkpoint's ply is known.
+struct RestoredLists {
+    frontier: Frontier,
+    exits: Vec<Frontier>,
+    ids: Vec<ListId>,
+    misfits: Vec<ListId>,
+}
+
+impl RestoredLists {
+    fn new(lists: usize, space: &Workspace) -> RestoredLists {
+        RestoredLists {
+            frontier: Frontier::new(lists, space),
+            exits: (0..BUCKETS).map(|_| Frontier::new(lists, space)).collect(),
+            ids: Vec::new(),
+            misfits: Vec::new(),
+        }
+    }
+
+    /// Takes one list of the checkpoint.
+    fn take(&mut self, id: ListId, keys: Vec<u64>) {
+        let lists = self.frontier.sections();
+        match id {
+            ListId::Frontier { section } if (section as usize) < lists => {
+                self.frontier.push(section as usize, keys)
+            }
+            ListId::Exit { ply, section }
+                if (section as usize) < lists && (ply as usize) < BUCKETS =>
+            {
+                self.exits[ply as usize].push(section as usize, keys)
+            }
+            _ => self.misfits.push(id),
+        }
+        self.ids.push(id);
+    }
+}
+
+/// The kernel's state from a restored checkpoint and its lists, checked against the stage.
 struct ResumedState {
     ply: u32,
     open: [u64; 2],
@@ -918,8 +965,8 @@ struct ResumedState {
 /// on one that cannot be a state of `shape`.
 fn restored_state(
     restored: RestoredPly,
+    lists_read: RestoredLists,
     shape: &StageShape,
-    space: &Workspace,
 ) -> Result<ResumedState, String> {
     let lists = 2 * shape.lens.len();
     let ply = restored.ply;
@@ -932,31 +979,22 @@ fn restored_state(
             restored.overflow.len()
         ));
     }
-    let mut frontier = Frontier::new(lists, space);
-    let mut exits: Vec<Frontier> = (0..BUCKETS).map(|_| Frontier::new(lists, space)).collect();
-    for (id, keys) in restored.lists {
-        match id {
-            ListId::Frontier { section } if (section as usize) < lists => {
-                frontier.push(section as usize, keys)
-            }
-            ListId::Exit { ply: at, section }
-                if (section as usize) < lists && at >= ply && (at as usize) < BUCKETS =>
-            {
-                exits[at as usize].push(section as usize, keys)
-            }
-            other => {
-                return Err(format!(
-                    "list {other:?} does not fit the stage at ply {ply}"
-                ))
-            }
-        }
+    let stale = |id: &ListId| matches!(id, ListId::Exit { ply: at, .. } if *at < ply);
+    if let Some(other) = lists_read
+        .misfits
+        .first()
+        .or(lists_read.ids.iter().find(|id| stale(id)))
+    {
+        return Err(format!(
+            "list {other:?} does not fit the stage at ply {ply}"
+        ));
     }
     Ok(ResumedState {
         ply,
         open: restored.open,
         times: restored.times,
-        frontier,
-        exits,
+        frontier: lists_read.frontier,
+        exits: lists_read.exits,
         overflow: restored.overflow.into_iter().map(overflow_table).collect(),
     })
 }

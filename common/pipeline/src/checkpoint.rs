@@ -260,10 +260,10 @@ impl StageCheckpoints {
                     .map_err(|e| e.to_string())?;
             }
         }
-        let mut lists = Vec::new();
+        // One list at a time: the kernel spills each before the next is read.
         for (i, &id) in state.lists.iter().enumerate() {
             let path = from.join(format!("list-{i}.table"));
-            lists.push((ListId::from(id), read_list(&path)?));
+            (into.lists)(ListId::from(id), read_list(&path)?);
         }
         let path = from.join("overflow.table");
         let bytes = read_only_section(&path)?;
@@ -279,7 +279,6 @@ impl StageCheckpoints {
                 peak_list_keys: state.peak_list_keys,
             },
             overflow,
-            lists,
         }))
     }
 }
