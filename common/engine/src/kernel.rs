@@ -415,7 +415,6 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         what,
     };
 
-    let of_side = |side: Side| move |sec: usize| slot_side(sec).1 == side;
     // The state at the first ply to run: a restored checkpoint's, or the initial sweep's.
     let (mut frontier, mut exits, overflow, mut open, first_ply) = if let Some(r) = restored {
         let state = restored_state(r, lists_read, &shape).map_err(checkpoint_error)?;
@@ -553,14 +552,14 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         // positions are fewer than the keys its own frontier would push pulls, the others push
         // (late in a stage the slots get there at different plies).
         let per_slot = claims && push && game.claims_stay_in_slice();
-        // `sent[t]`: the frontier keys whose targets have side `t` to move; `sent_to[s][t]`
-        // those in slot `s`.
-        let sent = Side::BOTH.map(|t| frontier.len_where(of_side(t.other())));
+        // `sent_to[s][t]`: the frontier keys whose targets are in slot `s` with side `t` to
+        // move; `sent[t]` those in every slot.
         let sent_to: Vec<[u64; 2]> = (0..n)
             .map(|s| {
                 Side::BOTH.map(|t| frontier.len_where(|sec| sec == section_of(s as u32, t.other())))
             })
             .collect();
+        let sent = Side::BOTH.map(|t| sent_to.iter().map(|to| to[t.index()]).sum::<u64>());
         let open_total = Side::BOTH.map(|t| open.iter().map(|o| o[t.index()]).sum::<u64>());
         let pull: Vec<[bool; 2]> = (0..n)
             .map(|s| {
@@ -579,8 +578,9 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             })
             .collect();
         // Of the slots that push their claims, those whose game finds them cheaper
-        // bit-parallel ([`Game::bulk_claim_plan`]), with the plan, per claimed side. (Out of
-        // core a batch holds one slot, whose bulk work is then split between the threads.)
+        // bit-parallel ([`Game::bulk_claim_plan`]), with the plan, per claimed side. (A batch
+        // with fewer slots than threads — out of core with file-backed slices, one — splits
+        // each slot's bulk work between the threads.)
         let bulk: Vec<[Option<BulkPlan>; 2]> = (0..n)
             .map(|s| {
                 Side::BOTH.map(|t| {
