@@ -284,16 +284,32 @@ fn expand(
         return touched;
     }
     // A spilled list holds its keys in the order they were produced: each group is copied and
-    // sorted before it is expanded, for the locality sorted lists give (see `frontier`), at the
-    // cost of twice a group's keys (64 MB) in memory.
+    // sorted before it is expanded, for the locality sorted lists give (see `frontier`). The
+    // copy (reading the scratch file) and the sort are one thread's work, so the next group is
+    // prepared while the current one is expanded: the other threads never wait for it. That
+    // costs three groups' keys (96 MB) in memory at most.
+    let prepare = |group: &[(u32, KeyChunk)]| -> Vec<u64> {
+        let mut keys: Vec<u64> = group.iter().flat_map(|&(_, c)| c.iter()).collect();
+        sort_for_locality(&mut keys);
+        keys
+    };
     for &sec in &sections {
-        for group in list.chunks(&[sec]).chunks(GROUP_CHUNKS) {
-            let mut keys: Vec<u64> = group.iter().flat_map(|&(_, c)| c.iter()).collect();
+        let chunks = list.chunks(&[sec]);
+        let groups: Vec<&[(u32, KeyChunk)]> = chunks.chunks(GROUP_CHUNKS).collect();
+        let mut next = groups.first().map(|group| prepare(group));
+        for at in 0..groups.len() {
+            let keys = next.take().expect("each group is prepared before its turn");
+            // The pages read so far are copied: dropped before more are read.
             list.release();
-            sort_for_locality(&mut keys);
-            touched = touched_union(touched, run(keys.chunks(CHUNK).map(|c| (sec, c)).collect()));
+            let (expanded, prepared) = rayon::join(
+                || run(keys.chunks(CHUNK).map(|c| (sec, c)).collect()),
+                || groups.get(at + 1).map(|group| prepare(group)),
+            );
+            touched = touched_union(touched, expanded);
+            next = prepared;
         }
     }
+    list.release();
     touched
 }
 
