@@ -296,20 +296,19 @@ fn expand(
     for &sec in &sections {
         let chunks = list.chunks(&[sec]);
         let groups: Vec<&[(u32, KeyChunk)]> = chunks.chunks(GROUP_CHUNKS).collect();
-        let mut next = groups.first().map(|group| prepare(group));
-        for at in 0..groups.len() {
-            let keys = next.take().expect("each group is prepared before its turn");
+        let mut later = groups.iter();
+        let mut next = later.next().map(|group| prepare(group));
+        while let Some(keys) = next.take() {
             // The pages read so far are copied: dropped before more are read.
             list.release();
             let (expanded, prepared) = rayon::join(
                 || run(keys.chunks(CHUNK).map(|c| (sec, c)).collect()),
-                || groups.get(at + 1).map(|group| prepare(group)),
+                || later.next().map(|group| prepare(group)),
             );
             touched = touched_union(touched, expanded);
             next = prepared;
         }
     }
-    list.release();
     touched
 }
 
