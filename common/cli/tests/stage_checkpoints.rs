@@ -151,6 +151,21 @@ fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
         resumes >= 2,
         "{resumes} resumes from checkpoints in the log:\n{log}"
     );
+    // Scheduled exits stay the same until their ply: checkpoints after the first link them
+    // from the one in force instead of writing them again (and the tables stay identical).
+    let linked: u64 = log
+        .lines()
+        .filter(|l| l.contains("checkpoint saved"))
+        .filter_map(|l| {
+            l.split("linked_lists=")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert!(linked > 0, "no checkpoint linked a list:\n{log}");
     assert_same_results(&reference, &out);
     assert!(
         !out.join("checkpoints").exists(),

@@ -6,14 +6,13 @@
 //! bitmap of its predecessors with run copies, and claim `predecessors & !final` in one pass
 //! over the slot — the same claims, in index order (so the new frontier comes out sorted).
 
-use crate::frontier::{Frontier, SlotLists};
+use crate::frontier::{Frontier, Sink, SlotLists};
 use crate::game::{BulkPlan, Game, Share, Side, SliceId, Stage};
 use crate::kernel::{section_of, touched_union};
 use crate::meter::SlotClocks;
 use crate::rules::Section;
 use rayon::prelude::*;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Mutex;
 
 /// Claim words at most this far apart are read in one run of key steps.
 const GAP_WORDS: usize = 1;
@@ -38,7 +37,7 @@ pub(crate) fn claim_in_bulk<G: Game>(
     lens: &[u64],
     sections: &[Section],
     ply: u32,
-    sink: &Mutex<Frontier>,
+    sink: &Sink,
     clocks: &SlotClocks,
 ) -> Vec<bool> {
     let n = lens.len();
@@ -62,7 +61,7 @@ pub(crate) fn claim_in_bulk<G: Game>(
             out.touch(s as u32);
             out.keys[section_of(s as u32, side)] = found;
             let touched = std::mem::take(&mut out.touched);
-            sink.lock().expect("frontier lock").absorb(out);
+            sink.absorb(out);
             touched
         })
         .reduce(|| vec![false; n], touched_union)

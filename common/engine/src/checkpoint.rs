@@ -22,13 +22,25 @@ pub enum ListId {
         /// The section.
         section: u32,
     },
-    /// The exits scheduled for ply `ply` (a later one), of section `section`.
+    /// The exits scheduled for ply `ply` (a later one), of section `section`. The initial
+    /// sweep fills these lists and nothing changes them until their ply: every checkpoint of
+    /// a stage holds the same keys for them, and a keeper may reuse its earlier copy
+    /// ([`ListId::fixed`]).
     Exit {
         /// The ply they are applied at.
         ply: u32,
         /// The section.
         section: u32,
     },
+}
+
+impl ListId {
+    /// Whether the list holds the same keys at every checkpoint of the stage that has it (the
+    /// scheduled exits), so that a keeper may keep an earlier checkpoint's copy instead of
+    /// writing it again.
+    pub fn fixed(self) -> bool {
+        matches!(self, ListId::Exit { .. })
+    }
 }
 
 /// The shape of a stage, which a checkpoint must match to be restored into it.

@@ -7,7 +7,9 @@
 //! * `a<A>-ply-<P>/slot-<s>.table`: the slot's value bytes and final bits, both sides, as a
 //!   table file of checksummed zstd blocks (the format of the result tables);
 //! * `a<A>-ply-<P>/list-<i>.table`: each non-empty list (a frontier or scheduled exits of one
-//!   section), keys as little-endian `u64`; `overflow.table` the large counters;
+//!   section), keys sorted and delta-coded; scheduled exits do not change until their ply, so
+//!   a list the checkpoint before holds already is a hard link to its file (most of a large
+//!   stage's keys are scheduled exits); `overflow.table` the large counters;
 //! * `a<A>-ply-<P>/state.json`: the ply, the open counts, the times and which list is which, as
 //!   a checksummed record;
 //! * `CURRENT`: the checksummed name of the complete checkpoint to resume from.
@@ -28,6 +30,7 @@ use retro_engine::checkpoint::{
 };
 use retro_store::{checked_json, write_atomic, SliceTable, TableWriter};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -64,6 +67,9 @@ struct SavedList {
     /// Exits scheduled for this ply; `None`: the frontier.
     exit_ply: Option<u32>,
     section: u32,
+    /// How many keys it holds (absent in checkpoints written before this was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    keys: Option<u64>,
 }
 
 impl From<ListId> for SavedList {
@@ -72,10 +78,12 @@ impl From<ListId> for SavedList {
             ListId::Frontier { section } => SavedList {
                 exit_ply: None,
                 section,
+                keys: None,
             },
             ListId::Exit { ply, section } => SavedList {
                 exit_ply: Some(ply),
                 section,
+                keys: None,
             },
         }
     }
@@ -144,13 +152,46 @@ impl StageCheckpoints {
         }
     }
 
-    /// Writes the checkpoint's files into `into`; returns its state and how long the arrays
-    /// took (the rest of the time is the lists').
+    /// The fixed lists ([`ListId::fixed`]) of the checkpoint in force, if it is one of the
+    /// stage `shape` other than `name`: each with its file and its number of keys, to be linked
+    /// into the next checkpoint instead of written again. Anything unreadable gives none.
+    fn fixed_lists(&self, shape: &StageShape, name: &str) -> HashMap<ListId, (PathBuf, u64)> {
+        let current: Option<Current> =
+            checked_json::load(&self.dir.join("CURRENT"), "current", "checkpoint")
+                .ok()
+                .flatten();
+        let Some(current) = current.filter(|c| c.dir != name) else {
+            return HashMap::new();
+        };
+        let from = self.dir.join(&current.dir);
+        let state: Option<SavedState> =
+            checked_json::load(&from.join("state.json"), "checkpoint", "checkpoint")
+                .ok()
+                .flatten();
+        let Some(state) = state.filter(|s| s.stage == shape.name && s.lens == shape.lens) else {
+            return HashMap::new();
+        };
+        state
+            .lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, saved)| {
+                let id = ListId::from(*saved);
+                let keys = saved.keys.filter(|_| id.fixed())?;
+                Some((id, (from.join(format!("list-{i}.table")), keys)))
+            })
+            .collect()
+    }
+
+    /// Writes the checkpoint's files into `into`, linking the fixed lists of `fixed` that hold
+    /// as many keys as before; returns its state, how long the arrays took (the rest of the
+    /// time is the lists') and how many lists were linked.
     fn save_files(
         &self,
         snapshot: &PlySnapshot,
         into: &Path,
-    ) -> Result<(SavedState, Duration), String> {
+        fixed: &HashMap<ListId, (PathBuf, u64)>,
+    ) -> Result<(SavedState, Duration, usize), String> {
         let clock = Instant::now();
         std::fs::create_dir_all(into).map_err(|e| io_error("create", into, e))?;
         let side_names = [
@@ -175,13 +216,29 @@ impl StageCheckpoints {
         let arrays = clock.elapsed();
         // Lists in parallel too, each sorted and delta-coded (the kernel never depends on a
         // list's order): out of core they are most of a checkpoint — BOARD33 browns=13 held
-        // about 2e9 keys — and raw 8-byte keys cost zstd ~25 ns each to compress.
-        snapshot
+        // about 2e9 keys — and raw 8-byte keys cost zstd ~25 ns each to compress. Most of those
+        // keys are scheduled exits, which stay the same until their ply: a list the checkpoint
+        // in force holds already, with as many keys, is linked from there (its file synced when
+        // written; the directory is synced below).
+        let lens: Vec<usize> = snapshot
+            .lists
+            .iter()
+            .map(|(_, pieces)| pieces.iter().map(KeyChunk::len).sum())
+            .collect();
+        let linked: usize = snapshot
             .lists
             .par_iter()
+            .zip(&lens)
             .enumerate()
-            .try_for_each(|(i, (id, pieces))| {
-                let mut keys = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
+            .map(|(i, ((id, pieces), &len))| {
+                let path = into.join(format!("list-{i}.table"));
+                let same = fixed.get(id).filter(|(_, keys)| *keys == len as u64);
+                if let Some((earlier, _)) = same {
+                    if std::fs::hard_link(earlier, &path).is_ok() {
+                        return Ok(1);
+                    }
+                }
+                let mut keys = Vec::with_capacity(len);
                 for piece in pieces {
                     keys.extend(piece.iter());
                 }
@@ -190,12 +247,17 @@ impl StageCheckpoints {
                 drop(keys);
                 let sections = [(SORTED_KEYS, &bytes[..])];
                 let table = TableWriter::encode(&format!("{id:?}"), &sections, LEVEL);
-                write_synced(&into.join(format!("list-{i}.table")), &table)
-            })?;
+                write_synced(&path, &table).map(|()| 0)
+            })
+            .try_reduce(|| 0, |a, b| Ok(a + b))?;
         let lists: Vec<SavedList> = snapshot
             .lists
             .iter()
-            .map(|(id, _)| SavedList::from(*id))
+            .zip(&lens)
+            .map(|((id, _), &len)| SavedList {
+                keys: Some(len as u64),
+                ..SavedList::from(*id)
+            })
             .collect();
         let mut overflow = Vec::new();
         for table in &snapshot.overflow {
@@ -220,7 +282,7 @@ impl StageCheckpoints {
         };
         checked_json::save(&into.join("state.json"), "checkpoint", &state)
             .map_err(|e| e.to_string())?;
-        Ok((state, arrays))
+        Ok((state, arrays, linked))
     }
 
     /// Reads the checkpoint in `from` into `into`; fails naming the damaged file.
@@ -292,11 +354,12 @@ impl Checkpoints for StageCheckpoints {
         let clock = Instant::now();
         let name = format!("a{}-ply-{}", self.attempt, snapshot.ply);
         let into = self.dir.join(&name);
+        let fixed = self.fixed_lists(snapshot.shape, &name);
         // A directory of that name is a leftover of a save that was cut: start it afresh.
         if into.exists() {
             std::fs::remove_dir_all(&into).map_err(|e| io_error("remove", &into, e))?;
         }
-        let (state, arrays) = self.save_files(snapshot, &into)?;
+        let (state, arrays, linked) = self.save_files(snapshot, &into, &fixed)?;
         let list_keys: usize = snapshot
             .lists
             .iter()
@@ -336,6 +399,7 @@ impl Checkpoints for StageCheckpoints {
             seconds = format!("{:.1}", clock.elapsed().as_secs_f64()),
             arrays_seconds = format!("{:.1}", arrays.as_secs_f64()),
             list_keys,
+            linked_lists = linked,
             bytes,
             dir = %into.display(),
             "checkpoint saved"
@@ -477,5 +541,101 @@ mod tests {
         let cut = list_file(dir.path(), SORTED_KEYS, &[0x80]);
         let e = read_list(&cut).unwrap_err();
         assert!(e.contains("damaged keys"), "{e}");
+    }
+
+    /// A checkpoint of `lists` (one slot of ten positions) at `ply` of the stage `browns=3`.
+    fn save_lists(keeper: &StageCheckpoints, ply: u32, lists: &[(ListId, &[u64])]) {
+        let shape = StageShape {
+            name: "browns=3".into(),
+            lens: vec![10],
+        };
+        let (values, finals) = ([7u8; 10], [0u8; 8]);
+        let snapshot = PlySnapshot {
+            shape: &shape,
+            ply,
+            open: [1, 1],
+            times: CarriedTimes::default(),
+            values: vec![[&values[..], &values[..]]],
+            finals: vec![[&finals[..], &finals[..]]],
+            overflow: vec![Vec::new(), Vec::new()],
+            lists: lists
+                .iter()
+                .map(|&(id, keys)| (id, vec![KeyChunk::Wide(keys)]))
+                .collect(),
+            release: &|_| {},
+        };
+        keeper.save(&snapshot).unwrap();
+    }
+
+    /// The lists of the checkpoint in force, and the inode of each list file by list.
+    fn restore_lists(keeper: &StageCheckpoints) -> Vec<(ListId, Vec<u64>, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let shape = StageShape {
+            name: "browns=3".into(),
+            lens: vec![10],
+        };
+        let (mut values, mut finals) = ([[0u8; 10]; 2], [[0u8; 8]; 2]);
+        let mut lists = Vec::new();
+        let mut take = |id, keys| lists.push((id, keys));
+        let [v0, v1] = &mut values;
+        let [f0, f1] = &mut finals;
+        let mut into = RestoreInto {
+            values: vec![[&mut v0[..], &mut v1[..]]],
+            finals: vec![[&mut f0[..], &mut f1[..]]],
+            lists: &mut take,
+        };
+        let restored = keeper.restore(&shape, &mut into).unwrap().unwrap();
+        assert_eq!(values, [[7u8; 10]; 2]);
+        let current: Current = checked_json::load(&keeper.dir.join("CURRENT"), "current", "x")
+            .unwrap()
+            .unwrap();
+        let dir = keeper.dir.join(current.dir);
+        assert!(dir.ends_with(format!("a0-ply-{}", restored.ply)));
+        lists
+            .into_iter()
+            .enumerate()
+            .map(|(i, (id, keys))| {
+                let inode = std::fs::metadata(dir.join(format!("list-{i}.table")))
+                    .unwrap()
+                    .ino();
+                (id, keys, inode)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn scheduled_exits_are_linked_from_the_checkpoint_in_force_only_while_unchanged() {
+        let job = tempfile::tempdir().unwrap();
+        let keeper = StageCheckpoints::new(job.path(), "browns=3", 0, Duration::ZERO);
+        let frontier = ListId::Frontier { section: 0 };
+        let exits = ListId::Exit { ply: 9, section: 1 };
+        save_lists(&keeper, 2, &[(frontier, &[4, 2]), (exits, &[5, 1, 3])]);
+        let first = restore_lists(&keeper);
+        assert_eq!(first[1].1, vec![1, 3, 5]);
+        // The next checkpoint links the exits' file (the same inode: the old checkpoint
+        // was removed, the file it shares was not); the frontier's is written anew.
+        save_lists(&keeper, 3, &[(frontier, &[4, 2]), (exits, &[5, 1, 3])]);
+        let second = restore_lists(&keeper);
+        assert_eq!(second[0].1, vec![2, 4]);
+        assert_eq!(second[1].1, vec![1, 3, 5]);
+        assert_ne!(second[0].2, first[0].2, "the frontier is written again");
+        assert_eq!(second[1].2, first[1].2, "the exits are linked");
+        // A list that is not the one saved before (another key count) is written.
+        save_lists(&keeper, 4, &[(exits, &[5, 1])]);
+        let third = restore_lists(&keeper);
+        assert_eq!(third[0].1, vec![1, 5]);
+        assert_ne!(third[0].2, second[1].2);
+        // Nor is anything linked from another stage's checkpoint.
+        let other = StageCheckpoints::new(job.path(), "browns=3", 0, Duration::ZERO);
+        assert_eq!(
+            other.fixed_lists(
+                &StageShape {
+                    name: "browns=3".into(),
+                    lens: vec![11],
+                },
+                "a0-ply-5"
+            ),
+            HashMap::new()
+        );
     }
 }
