@@ -180,21 +180,24 @@ impl Frontier {
 
     /// Adds keys of slot `slot` made ready for this list (encoded when it spills).
     fn push_ready(&mut self, slot: usize, ready: Ready) {
-        let (len, segment) = match (ready, &self.scratch) {
-            (Ready::Memory(keys), None) => (keys.len(), Ok(Segment::Memory(keys))),
-            (Ready::Encoded { bytes, len, narrow }, Some(dir)) => (
-                len,
-                append_spill(&mut self.spill, dir, &bytes).map(|offset| Segment::Spilled {
-                    offset,
-                    len,
-                    narrow,
-                }),
-            ),
-            _ => unreachable!("keys are made ready for the list they go to (`Ready::of`)"),
+        let len = match &ready {
+            Ready::Memory(keys) => keys.len(),
+            Ready::Encoded { len, .. } => *len,
         };
         if len == 0 {
             return;
         }
+        let segment = match (ready, &self.scratch) {
+            (Ready::Memory(keys), None) => Ok(Segment::Memory(keys)),
+            (Ready::Encoded { bytes, len, narrow }, Some(dir)) => {
+                append_spill(&mut self.spill, dir, &bytes).map(|offset| Segment::Spilled {
+                    offset,
+                    len,
+                    narrow,
+                })
+            }
+            _ => unreachable!("keys are made ready for the list they go to (`Ready::of`)"),
+        };
         self.len += len as u64;
         self.sorted = false;
         match segment {
