@@ -360,11 +360,8 @@ impl Checkpoints for StageCheckpoints {
             std::fs::remove_dir_all(&into).map_err(|e| io_error("remove", &into, e))?;
         }
         let (state, arrays, linked) = self.save_files(snapshot, &into, &fixed)?;
-        let list_keys: usize = snapshot
-            .lists
-            .iter()
-            .flat_map(|(_, pieces)| pieces.iter().map(KeyChunk::len))
-            .sum();
+        // Counted once, by `save_files`, into the state.
+        let list_keys: u64 = state.lists.iter().filter_map(|l| l.keys).sum();
         let bytes: u64 = std::fs::read_dir(&into)
             .map(|entries| {
                 entries
