@@ -132,6 +132,30 @@ impl ByteArray {
         unsafe { self.atomic_view::<AtomicU64>() }
     }
 
+    /// The bytes as 64-bit words (a bitmap). The length must be a multiple of 8.
+    pub fn words(&self) -> &[u64] {
+        let bytes: &[u8] = self;
+        let len = word_len(bytes);
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: u64 has a valid value for every bit pattern; `word_len` checked the pointer's
+        // alignment and the length; the `&self` borrow keeps the bytes unchanged.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), len) }
+    }
+
+    /// The bytes as 64-bit words, for one owner's updates (a bitmap filled by one thread).
+    /// The length must be a multiple of 8.
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        let bytes: &mut [u8] = self;
+        let len = word_len(bytes);
+        if len == 0 {
+            return &mut [];
+        }
+        // SAFETY: as in `words`; the `&mut self` borrow is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<u64>(), len) }
+    }
+
     /// The bytes as 32-bit relaxed atomics (counts and offsets), for concurrent updates. The
     /// length must be a multiple of 4.
     pub fn atomic_u32s(&self) -> &[AtomicU32] {
@@ -171,6 +195,20 @@ impl ByteArray {
         // while the returned slice lives no `&mut` to the bytes can exist (we borrow `self`).
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU8>(), bytes.len()) }
     }
+}
+
+/// The number of 64-bit words in `bytes`, checking that they can be viewed as words: a
+/// multiple of 8 bytes, aligned (memory maps are page-aligned).
+fn word_len(bytes: &[u8]) -> usize {
+    assert!(
+        bytes.len().is_multiple_of(8),
+        "word array length must be a multiple of 8"
+    );
+    assert!(
+        bytes.is_empty() || (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<u64>()),
+        "memory maps are page-aligned"
+    );
+    bytes.len() / 8
 }
 
 impl Deref for ByteArray {

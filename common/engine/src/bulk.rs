@@ -6,6 +6,7 @@
 //! bitmap of its predecessors with run copies, and claim `predecessors & !final` in one pass
 //! over the slot — the same claims, in index order (so the new frontier comes out sorted).
 
+use crate::atomic::ByteArray;
 use crate::frontier::{Frontier, Sink, SlotLists};
 use crate::game::{BulkPlan, Game, Share, Side, SliceId, Stage};
 use crate::kernel::{section_of, touched_union};
@@ -85,15 +86,15 @@ impl<G: Game> BulkSlot<'_, G> {
     /// The bitmap of the frontier's predecessors in the slot (canonical or not): the
     /// frontier's chunks are marked, a group per share, into the share's own bitmaps, which
     /// are then OR-ed; each share copies its part of the plan's runs into its own `pre`.
-    fn predecessors(&self, frontier: &Frontier) -> Vec<u64> {
+    fn predecessors(&self, frontier: &Frontier) -> ByteArray {
         let chunks = frontier.chunks(&[section_of(self.slot as u32, self.lost)]);
         let group = chunks.len().div_ceil(self.shares).max(1);
-        let mut marked: Vec<(Vec<u64>, Vec<u64>)> = chunks
+        let mut marked: Vec<(ByteArray, ByteArray)> = chunks
             .par_chunks(group)
             .map(|chunks| {
                 self.clocks.time(self.slot, || {
-                    let mut members = vec![0u64; self.words];
-                    let mut pre = vec![0u64; self.words];
+                    let mut members = self.bitmap();
+                    let mut pre = self.bitmap();
                     let mut buffer = Vec::new();
                     for (_, chunk) in chunks {
                         let keys = chunk.keys(&mut buffer);
@@ -103,8 +104,8 @@ impl<G: Game> BulkSlot<'_, G> {
                             self.lost,
                             self.slice,
                             keys,
-                            &mut members,
-                            &mut pre,
+                            members.words_mut(),
+                            pre.words_mut(),
                         );
                     }
                     (members, pre)
@@ -112,12 +113,10 @@ impl<G: Game> BulkSlot<'_, G> {
             })
             .collect();
         frontier.release();
-        marked.resize_with(self.shares, || {
-            (vec![0u64; self.words], vec![0u64; self.words])
-        });
+        marked.resize_with(self.shares, || (self.bitmap(), self.bitmap()));
         let (mut members, mut pres): (Vec<_>, Vec<_>) = marked.into_iter().unzip();
         let mut all = members.swap_remove(0);
-        self.or_into(&mut all, &members);
+        self.or_into(all.words_mut(), &members);
         drop(members);
         pres.par_iter_mut().enumerate().for_each(|(index, pre)| {
             let share = Share {
@@ -126,13 +125,20 @@ impl<G: Game> BulkSlot<'_, G> {
             };
             self.clocks.time(self.slot, || {
                 let game = self.game;
-                game.bulk_predecessors(self.plan, self.lost, self.slice, &all, pre, share);
+                let (all, pre) = (all.words(), pre.words_mut());
+                game.bulk_predecessors(self.plan, self.lost, self.slice, all, pre, share);
             });
         });
         drop(all);
         let mut pre = pres.swap_remove(0);
-        self.or_into(&mut pre, &pres);
+        self.or_into(pre.words_mut(), &pres);
         pre
+    }
+
+    /// A zeroed bitmap over the slot, in huge pages where the system has them: a frontier's
+    /// bits land all over it, and with small pages nearly every one would miss the TLB too.
+    fn bitmap(&self) -> ByteArray {
+        ByteArray::zeroed(self.words * 8)
     }
 
     /// The words of a piece of the slot's bitmaps (see [`PIECES_PER_SHARE`]).
@@ -141,7 +147,7 @@ impl<G: Game> BulkSlot<'_, G> {
     }
 
     /// `into |= every bitmap of from`, in pieces in parallel.
-    fn or_into(&self, into: &mut [u64], from: &[Vec<u64>]) {
+    fn or_into(&self, into: &mut [u64], from: &[ByteArray]) {
         if from.is_empty() {
             return;
         }
@@ -151,7 +157,7 @@ impl<G: Game> BulkSlot<'_, G> {
             .for_each(|(p, words)| {
                 self.clocks.time(self.slot, || {
                     for other in from {
-                        let other = &other[p * piece..];
+                        let other = &other.words()[p * piece..];
                         for (word, &add) in words.iter_mut().zip(other) {
                             *word |= add;
                         }
@@ -163,13 +169,14 @@ impl<G: Game> BulkSlot<'_, G> {
     /// Claims the open positions of `pre` in `target` (the claimed side's section): their
     /// final bits and `value`; returns their keys in index order. Pieces of the slot run in
     /// parallel when the slot's work is shared.
-    fn claim(&self, mut pre: Vec<u64>, target: &Section, value: u8) -> Vec<u64> {
+    fn claim(&self, mut pre: ByteArray, target: &Section, value: u8) -> Vec<u64> {
         let piece = if self.shares == 1 {
             self.words.max(1)
         } else {
             self.piece_words()
         };
         let found: Vec<Vec<u64>> = pre
+            .words_mut()
             .par_chunks_mut(piece)
             .enumerate()
             .map(|(p, pre)| {

@@ -67,6 +67,88 @@ pub fn set_bit(bits: &mut [u64], i: u64) {
     bits[(i / 64) as usize] |= 1 << (i % 64);
 }
 
+/// Bits set between a queued bit and its write: how many cache misses may be in flight.
+const SCATTER_DEPTH: usize = 8;
+
+/// Sets scattered bits of two large bitmaps with the memory latency overlapped.
+///
+/// Setting a bit is a read-modify-write of its word; in a bitmap far larger than the caches,
+/// with bits in no order (the predecessors of a frontier), nearly every one misses, and one
+/// miss at a time leaves the core waiting. Here a bit's word is prefetched when the bit is
+/// queued and written [`SCATTER_DEPTH`] bits later, so that many misses are in flight at
+/// once. The bits set are exactly those of [`set_bit`] on each bitmap; call
+/// [`ScatteredBits::finish`] (or drop it) to write the last queued ones.
+pub struct ScatteredBits<'a> {
+    maps: [&'a mut [u64]; 2],
+    /// Queued bits, `(bitmap, index)`, written in queue order.
+    queue: [(usize, u64); SCATTER_DEPTH],
+    /// Bits queued so far (the queue is a ring over them).
+    queued: usize,
+}
+
+impl<'a> ScatteredBits<'a> {
+    /// Setting bits of `first` (bitmap 0) and `second` (bitmap 1).
+    pub fn new(first: &'a mut [u64], second: &'a mut [u64]) -> ScatteredBits<'a> {
+        ScatteredBits {
+            maps: [first, second],
+            queue: [(0, 0); SCATTER_DEPTH],
+            queued: 0,
+        }
+    }
+
+    /// Queues bit `i` of bitmap `map` (0 or 1), writing the bit queued [`SCATTER_DEPTH`]
+    /// before it.
+    ///
+    /// # Panics
+    /// If `map` is not 0 or 1, or `i` is past its bitmap (when it is written).
+    #[inline(always)]
+    pub fn set(&mut self, map: usize, i: u64) {
+        prefetch(&self.maps[map][(i / 64) as usize]);
+        let slot = self.queued % SCATTER_DEPTH;
+        if self.queued >= SCATTER_DEPTH {
+            let (old_map, old) = self.queue[slot];
+            set_bit(self.maps[old_map], old);
+        }
+        self.queue[slot] = (map, i);
+        self.queued += 1;
+    }
+
+    /// Writes the bits still queued.
+    pub fn finish(mut self) {
+        self.flush();
+    }
+
+    fn flush(&mut self) {
+        let pending = self.queued.min(SCATTER_DEPTH);
+        for k in self.queued - pending..self.queued {
+            let (map, i) = self.queue[k % SCATTER_DEPTH];
+            set_bit(self.maps[map], i);
+        }
+        self.queued = 0;
+    }
+}
+
+impl Drop for ScatteredBits<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// Asks the cache for the line of `word`, without waiting for it.
+#[inline(always)]
+fn prefetch(word: &u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, even on an invalid address (and
+    // this one is a valid reference).
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (word as *const u64).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +177,24 @@ mod tests {
                 }
             }
             prop_assert_eq!(fast, slow);
+        }
+
+        #[test]
+        fn scattered_bits_are_the_bits_set_one_by_one(
+            sets in proptest::collection::vec((0usize..2, 0u64..1000), 0..3 * SCATTER_DEPTH),
+        ) {
+            // Fewer bits than the queue holds, and several times more: all are written.
+            let (mut first, mut second) = (vec![0u64; 16], vec![0u64; 16]);
+            let mut scattered = ScatteredBits::new(&mut first, &mut second);
+            for &(map, i) in &sets {
+                scattered.set(map, i);
+            }
+            scattered.finish();
+            let mut slow = [vec![0u64; 16], vec![0u64; 16]];
+            for &(map, i) in &sets {
+                set_bit(&mut slow[map], i);
+            }
+            prop_assert_eq!([first, second], slow);
         }
     }
 }

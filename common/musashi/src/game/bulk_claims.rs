@@ -23,7 +23,7 @@
 
 use super::Musashi;
 use retro_engine::{BulkPlan, Share, SliceId};
-use retro_index::{binomial, next_subset, or_run, set_bit, squeeze};
+use retro_index::{binomial, next_subset, or_run, squeeze, ScatteredBits};
 
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
 /// tests and paired benchmarks (`RETRO_BULK_CLAIMS=off|all`).
@@ -155,6 +155,9 @@ impl Musashi {
         let all = (1u64 << m) - 1;
         let mut images = [0u64; 8];
         let count = 1 + stabiliser.len().min(7);
+        // The bits fall all over two bitmaps far larger than the caches: their writes are
+        // queued behind prefetches (0: members, 1: predecessors).
+        let mut bits = ScatteredBits::new(members, pre);
         for &key in keys {
             images[0] = key;
             for (image, &g) in images[1..count].iter_mut().zip(stabiliser) {
@@ -162,7 +165,7 @@ impl Musashi {
             }
             for &image in &images[..count] {
                 let image = squeeze(image, black as u32);
-                set_bit(members, self.ranker.rank(image));
+                bits.set(0, self.ranker.rank(image));
                 let empty = all & !image;
                 let mut pieces = image;
                 while pieces != 0 {
@@ -173,11 +176,12 @@ impl Musashi {
                         let x = origins.trailing_zeros() as usize;
                         origins &= origins - 1;
                         let from = image ^ (1u64 << y) ^ (1u64 << x);
-                        set_bit(pre, self.ranker.rank(from));
+                        bits.set(1, self.ranker.rank(from));
                     }
                 }
             }
         }
+        bits.finish();
     }
 
     /// [`retro_engine::Game::bulk_predecessors`] for Musashi: the run copies of the plan's
