@@ -100,7 +100,7 @@ impl<'a> ScatteredBits<'a> {
     /// before it.
     ///
     /// # Panics
-    /// If `map` is not 0 or 1, or `i` is past its bitmap (when it is written).
+    /// If `map` is not 0 or 1, or `i` is past its bitmap (at once: the prefetch indexes it).
     #[inline(always)]
     pub fn set(&mut self, map: usize, i: u64) {
         prefetch(&self.maps[map][(i / 64) as usize]);
