@@ -135,12 +135,13 @@ impl ByteArray {
     /// The bytes as 64-bit words (a bitmap). The length must be a multiple of 8.
     pub fn words(&self) -> &[u64] {
         let bytes: &[u8] = self;
-        let len = word_len(bytes);
+        let len = view_len::<u64>(bytes);
         if len == 0 {
+            // An empty array's pointer need not be aligned for words.
             return &[];
         }
-        // SAFETY: u64 has a valid value for every bit pattern; `word_len` checked the pointer's
-        // alignment and the length; the `&self` borrow keeps the bytes unchanged.
+        // SAFETY: u64 has a valid value for every bit pattern; `view_len` checked the length
+        // and the alignment; the `&self` borrow keeps the bytes unchanged.
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), len) }
     }
 
@@ -148,7 +149,7 @@ impl ByteArray {
     /// The length must be a multiple of 8.
     pub fn words_mut(&mut self) -> &mut [u64] {
         let bytes: &mut [u8] = self;
-        let len = word_len(bytes);
+        let len = view_len::<u64>(bytes);
         if len == 0 {
             return &mut [];
         }
@@ -169,23 +170,14 @@ impl ByteArray {
     /// `A` must be an atomic integer type: every bit pattern of its size valid, and shared
     /// references allowed to write (interior mutability).
     unsafe fn atomic_view<A>(&self) -> &[A] {
-        let width = std::mem::size_of::<A>();
         let bytes: &[u8] = self;
-        assert!(
-            bytes.len().is_multiple_of(width),
-            "atomic array length must be a multiple of {width}"
-        );
-        if bytes.is_empty() {
+        let len = view_len::<A>(bytes);
+        if len == 0 {
             return &[];
         }
-        assert!(
-            (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<A>()),
-            "memory maps are page-aligned"
-        );
-        // SAFETY: the caller's type has a valid value for every bit pattern; the pointer is
-        // aligned for it (checked above) and the length a multiple of its size; no `&mut` can
-        // exist while `self` is borrowed.
-        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<A>(), bytes.len() / width) }
+        // SAFETY: the caller's type has a valid value for every bit pattern; `view_len` checked
+        // the length and the alignment; no `&mut` can exist while `self` is borrowed.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<A>(), len) }
     }
 
     /// The bytes as relaxed atomics, for concurrent updates.
@@ -197,18 +189,20 @@ impl ByteArray {
     }
 }
 
-/// The number of 64-bit words in `bytes`, checking that they can be viewed as words: a
-/// multiple of 8 bytes, aligned (memory maps are page-aligned).
-fn word_len(bytes: &[u8]) -> usize {
+/// The number of `A`s in `bytes`, checking that they can be viewed as a slice of `A`: a whole
+/// number of them, and (unless empty, when the pointer may be dangling) aligned for `A`
+/// (memory maps are page-aligned).
+fn view_len<A>(bytes: &[u8]) -> usize {
+    let width = std::mem::size_of::<A>();
     assert!(
-        bytes.len().is_multiple_of(8),
-        "word array length must be a multiple of 8"
+        bytes.len().is_multiple_of(width),
+        "array length must be a multiple of {width}"
     );
     assert!(
-        bytes.is_empty() || (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<u64>()),
+        bytes.is_empty() || (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<A>()),
         "memory maps are page-aligned"
     );
-    bytes.len() / 8
+    bytes.len() / width
 }
 
 impl Deref for ByteArray {

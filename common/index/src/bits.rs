@@ -76,8 +76,8 @@ const SCATTER_DEPTH: usize = 8;
 /// with bits in no order (the predecessors of a frontier), nearly every one misses, and one
 /// miss at a time leaves the core waiting. Here a bit's word is prefetched when the bit is
 /// queued and written [`SCATTER_DEPTH`] bits later, so that many misses are in flight at
-/// once. The bits set are exactly those of [`set_bit`] on each bitmap; call
-/// [`ScatteredBits::finish`] (or drop it) to write the last queued ones.
+/// once. The bits set are exactly those of [`set_bit`] on each bitmap; the last queued ones
+/// are written when it is dropped.
 pub struct ScatteredBits<'a> {
     maps: [&'a mut [u64]; 2],
     /// Queued bits, `(bitmap, index)`, written in queue order.
@@ -112,25 +112,16 @@ impl<'a> ScatteredBits<'a> {
         self.queue[slot] = (map, i);
         self.queued += 1;
     }
+}
 
+impl Drop for ScatteredBits<'_> {
     /// Writes the bits still queued.
-    pub fn finish(mut self) {
-        self.flush();
-    }
-
-    fn flush(&mut self) {
+    fn drop(&mut self) {
         let pending = self.queued.min(SCATTER_DEPTH);
         for k in self.queued - pending..self.queued {
             let (map, i) = self.queue[k % SCATTER_DEPTH];
             set_bit(self.maps[map], i);
         }
-        self.queued = 0;
-    }
-}
-
-impl Drop for ScatteredBits<'_> {
-    fn drop(&mut self) {
-        self.flush();
     }
 }
 
@@ -189,7 +180,7 @@ mod tests {
             for &(map, i) in &sets {
                 scattered.set(map, i);
             }
-            scattered.finish();
+            drop(scattered);
             let mut slow = [vec![0u64; 16], vec![0u64; 16]];
             for &(map, i) in &sets {
                 set_bit(&mut slow[map], i);

@@ -181,7 +181,8 @@ impl Musashi {
                 }
             }
         }
-        bits.finish();
+        // Dropping the queue writes its last bits.
+        drop(bits);
     }
 
     /// [`retro_engine::Game::bulk_predecessors`] for Musashi: the run copies of the plan's
