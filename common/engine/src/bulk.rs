@@ -13,6 +13,7 @@ use crate::kernel::{section_of, touched_union};
 use crate::meter::SlotClocks;
 use crate::rules::Section;
 use rayon::prelude::*;
+use retro_index::LARGE_BITMAP_WORDS;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Claim words at most this far apart are read in one run of key steps.
@@ -86,10 +87,10 @@ impl<G: Game> BulkSlot<'_, G> {
     /// The bitmap of the frontier's predecessors in the slot (canonical or not): the
     /// frontier's chunks are marked, a group per share, into the share's own bitmaps, which
     /// are then OR-ed; each share copies its part of the plan's runs into its own `pre`.
-    fn predecessors(&self, frontier: &Frontier) -> ByteArray {
+    fn predecessors(&self, frontier: &Frontier) -> Bitmap {
         let chunks = frontier.chunks(&[section_of(self.slot as u32, self.lost)]);
         let group = chunks.len().div_ceil(self.shares).max(1);
-        let mut marked: Vec<(ByteArray, ByteArray)> = chunks
+        let mut marked: Vec<(Bitmap, Bitmap)> = chunks
             .par_chunks(group)
             .map(|chunks| {
                 self.clocks.time(self.slot, || {
@@ -135,10 +136,9 @@ impl<G: Game> BulkSlot<'_, G> {
         pre
     }
 
-    /// A zeroed bitmap over the slot, in huge pages where the system has them: a frontier's
-    /// bits land all over it, and with small pages nearly every one would miss the TLB too.
-    fn bitmap(&self) -> ByteArray {
-        ByteArray::zeroed(self.words * 8)
+    /// A zeroed bitmap over the slot.
+    fn bitmap(&self) -> Bitmap {
+        Bitmap::zeroed(self.words)
     }
 
     /// The words of a piece of the slot's bitmaps (see [`PIECES_PER_SHARE`]).
@@ -147,7 +147,7 @@ impl<G: Game> BulkSlot<'_, G> {
     }
 
     /// `into |= every bitmap of from`, in pieces in parallel.
-    fn or_into(&self, into: &mut [u64], from: &[ByteArray]) {
+    fn or_into(&self, into: &mut [u64], from: &[Bitmap]) {
         if from.is_empty() {
             return;
         }
@@ -169,7 +169,7 @@ impl<G: Game> BulkSlot<'_, G> {
     /// Claims the open positions of `pre` in `target` (the claimed side's section): their
     /// final bits and `value`; returns their keys in index order. Pieces of the slot run in
     /// parallel when the slot's work is shared.
-    fn claim(&self, mut pre: ByteArray, target: &Section, value: u8) -> Vec<u64> {
+    fn claim(&self, mut pre: Bitmap, target: &Section, value: u8) -> Vec<u64> {
         let piece = if self.shares == 1 {
             self.words.max(1)
         } else {
@@ -228,5 +228,40 @@ impl<G: Game> BulkSlot<'_, G> {
                 });
         }
         found
+    }
+}
+
+/// A bitmap over a slot's slots, owned by one task at a time.
+enum Bitmap {
+    /// Below [`LARGE_BITMAP_WORDS`]: on the heap, which reuses the memory of the bitmaps freed
+    /// before (a fresh map would fault in and zero new pages every ply).
+    Heap(Vec<u64>),
+    /// Large: in huge pages where the system has them — a frontier's bits land all over it,
+    /// and with small pages nearly every one would miss the TLB too.
+    Mapped(ByteArray),
+}
+
+impl Bitmap {
+    /// `words` zero words.
+    fn zeroed(words: usize) -> Bitmap {
+        if words >= LARGE_BITMAP_WORDS {
+            Bitmap::Mapped(ByteArray::zeroed(words * 8))
+        } else {
+            Bitmap::Heap(vec![0; words])
+        }
+    }
+
+    fn words(&self) -> &[u64] {
+        match self {
+            Bitmap::Heap(words) => words,
+            Bitmap::Mapped(bytes) => bytes.words(),
+        }
+    }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        match self {
+            Bitmap::Heap(words) => words,
+            Bitmap::Mapped(bytes) => bytes.words_mut(),
+        }
     }
 }

@@ -23,7 +23,9 @@
 
 use super::Musashi;
 use retro_engine::{BulkPlan, Share, SliceId};
-use retro_index::{binomial, next_subset, or_run, squeeze, ScatteredBits};
+use retro_index::{
+    binomial, next_subset, or_run, squeeze, DirectBits, ScatteredBits, SetBits, LARGE_BITMAP_WORDS,
+};
 
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
 /// tests and paired benchmarks (`RETRO_BULK_CLAIMS=off|all`).
@@ -140,6 +142,17 @@ impl Musashi {
         keys: &[u64],
         (members, pre): (&mut [u64], &mut [u64]),
     ) {
+        // Bits of large bitmaps fall all over memory far larger than the caches: their writes
+        // are queued behind prefetches. Small bitmaps stay cached: set at once.
+        if members.len() >= LARGE_BITMAP_WORDS {
+            self.mark_lost_with(plan, slice, keys, ScatteredBits::new(members, pre));
+        } else {
+            self.mark_lost_with(plan, slice, keys, DirectBits::new(members, pre));
+        }
+    }
+
+    /// [`Musashi::mark_lost`] through `bits` (0: members, 1: predecessors).
+    fn mark_lost_with(&self, plan: BulkPlan, slice: SliceId, keys: &[u64], mut bits: impl SetBits) {
         let (_, black) = self.slice_parts(slice);
         let m = self.board.len() - 1;
         // `pushed[p]`: the squeezed neighbours of squeezed point `p` along pushed edges.
@@ -155,9 +168,6 @@ impl Musashi {
         let all = (1u64 << m) - 1;
         let mut images = [0u64; 8];
         let count = 1 + stabiliser.len().min(7);
-        // The bits fall all over two bitmaps far larger than the caches: their writes are
-        // queued behind prefetches (0: members, 1: predecessors).
-        let mut bits = ScatteredBits::new(members, pre);
         for &key in keys {
             images[0] = key;
             for (image, &g) in images[1..count].iter_mut().zip(stabiliser) {
@@ -181,8 +191,7 @@ impl Musashi {
                 }
             }
         }
-        // Dropping the queue writes its last bits.
-        drop(bits);
+        // Dropping `bits` writes any bits still queued.
     }
 
     /// [`retro_engine::Game::bulk_predecessors`] for Musashi: the run copies of the plan's
@@ -348,6 +357,15 @@ mod tests {
                     for chunk in lost.chunks(100) {
                         game.mark_lost(plan, slice, chunk, (&mut members, &mut pre));
                     }
+                    // These bitmaps are small (bits set directly); the queue behind
+                    // prefetches, which large ones use, sets the same bits.
+                    assert!(words < LARGE_BITMAP_WORDS);
+                    let (mut queued_members, mut queued_pre) = (vec![0; words], vec![0; words]);
+                    for chunk in lost.chunks(100) {
+                        let queue = ScatteredBits::new(&mut queued_members, &mut queued_pre);
+                        game.mark_lost_with(plan, slice, chunk, queue);
+                    }
+                    assert_eq!((&queued_members, &queued_pre), (&members, &pre));
                     // The copies split three ways (each share into its own bitmap) set the
                     // same bits as one share.
                     let shared = [1, 3][(i + j) % 2];
