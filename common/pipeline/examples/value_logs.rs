@@ -6,10 +6,10 @@
 //! solved table the positions of one ply are exactly those of one value (per section: the side
 //! to move fixes the parity), so the logs' size can be read off the tables: for every table
 //! of `DIR` whose name starts with `PREFIX`, every section and every value except 0 (decided
-//! by the sweep, never logged) and 255 (the non-canonical marker), the gaps between the
-//! indices holding that value are coded as LEB128 varints of their differences (the split
-//! stages' message coding, [`encode_keys`]); the logs are also compressed with zstd level 1, as
-//! the kernel's scratch lists could be.
+//! by the sweep, never logged) and 255 (the non-canonical marker), the indices holding that
+//! value are coded as LEB128 varints of their gaps (the split stages' message coding,
+//! [`encode_keys`]); the logs are also compressed with zstd level 1, as the kernel's scratch
+//! lists could be.
 //!
 //! ```sh
 //! cargo run --release -p retro-pipeline --example value_logs -- /work/b33k10 browns10
