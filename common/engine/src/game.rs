@@ -176,6 +176,26 @@ pub trait Game: Sync {
     /// `side` has lost (or drawn, if its opponent cannot win).
     fn moves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(Move));
 
+    /// The moves of `side` from `(slice, key)` as the initial sweep needs them, when the game
+    /// can give them more cheaply than [`Game::moves`]: every move that leaves the stage
+    /// ([`Move::Final`]) or has a known result ([`Move::Known`]) is visited as `moves` would,
+    /// no [`Move::InStage`] is, and the number of *distinct* in-stage successors (orbits) is
+    /// returned instead. Or `None` without visiting anything: the sweep then lists `moves`
+    /// and removes duplicate successors itself. The sweep needs only that number, and a game
+    /// that can tell its successors are distinct (in Sixteen Musashi: the position has no
+    /// symmetry) spares it every successor's canonical form. Default: `None`.
+    #[inline(always)]
+    fn counted_moves(
+        &self,
+        side: Side,
+        slice: SliceId,
+        key: u64,
+        exits: impl FnMut(Move),
+    ) -> Option<u32> {
+        let _ = (side, slice, key, exits);
+        None
+    }
+
     /// The positions of the stage, with `side.other()` to move, that have a move to the
     /// position `(slice, key)` with `side` to move, as `visit(slice, key, index)`: the game
     /// computes the index, which it can do faster than a separate [`Game::index`] call because

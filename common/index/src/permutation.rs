@@ -74,6 +74,17 @@ impl BitPermutation {
         }
     }
 
+    /// Whether the permutation maps `mask` onto itself (bits beyond its size must be clear).
+    /// Checked a byte at a time, stopping at the first byte whose image leaves `mask`: a
+    /// random mask is usually rejected after one or two lookups, where [`Self::apply`] always
+    /// takes one per byte.
+    #[inline(always)]
+    pub fn fixes(&self, mask: u64) -> bool {
+        (0..self.chunks).all(|chunk| {
+            self.table[chunk * 256 + (mask >> (8 * chunk) & 0xff) as usize] & !mask == 0
+        })
+    }
+
     #[inline(always)]
     fn apply_chunks<const CHUNKS: usize>(&self, mask: u64) -> u64 {
         let mut image = 0u64;
@@ -101,6 +112,27 @@ mod tests {
                 }
             }
             assert_eq!(p.apply(mask), expected);
+        }
+    }
+
+    #[test]
+    fn fixes_exactly_the_masks_it_maps_onto_themselves() {
+        // A reflection of 20 cells (three bytes) and a 5-cycle with a fixed rest.
+        let reflection: Vec<u32> = (0..20).map(|i| 19 - i).collect();
+        let cycle: Vec<u32> = (0..20)
+            .map(|i| if i < 5 { (i + 1) % 5 } else { i })
+            .collect();
+        for map in [reflection, cycle] {
+            let p = BitPermutation::new(&map);
+            let mut fixed = 0;
+            for mask in (0u64..1 << 20)
+                .step_by(7)
+                .chain([0, 0b11111, 0xf_ffff, 0x8_0001])
+            {
+                assert_eq!(p.fixes(mask), p.apply(mask) == mask, "{map:?} {mask:#x}");
+                fixed += usize::from(p.fixes(mask));
+            }
+            assert!(fixed > 3, "{map:?}: too few fixed masks tried");
         }
     }
 }

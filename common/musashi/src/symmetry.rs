@@ -149,9 +149,14 @@ impl Symmetry {
     /// at the first smaller image, so non-canonical masks usually cost one permutation.
     #[inline(always)]
     pub fn is_canonical(&self, rep: usize, browns: u64) -> bool {
-        self.stabiliser[rep]
-            .iter()
-            .all(|&g| self.elements[g as usize].apply(browns) >= browns)
+        // A plain loop: `Iterator::all` here stayed out of line, a call per swept slot (7.5%
+        // of BOARD33 `browns=10`'s sweep, most of whose slices have no stabiliser at all).
+        for &g in &self.stabiliser[rep] {
+            if self.elements[g as usize].apply(browns) < browns {
+                return false;
+            }
+        }
+        true
     }
 
     /// The smallest image of `browns` under the stabiliser of the representative `rep`.

@@ -314,6 +314,21 @@ impl Game for Musashi {
     }
 
     #[inline(always)]
+    fn counted_moves(
+        &self,
+        side: EngineSide,
+        slice: SliceId,
+        key: u64,
+        exits: impl FnMut(Move),
+    ) -> Option<u32> {
+        match side {
+            // Brown is never swept: it keeps no counters and never leaves the stage.
+            EngineSide::First => None,
+            EngineSide::Second => self.black_counted_moves(slice, key, exits),
+        }
+    }
+
+    #[inline(always)]
     fn unmoves(
         &self,
         side: EngineSide,
@@ -432,6 +447,60 @@ impl Musashi {
         }
     }
 
+    /// [`Game::counted_moves`] for black: the captures as [`Move::Final`] (or the trap-zone
+    /// win as [`Move::Known`]) and the number of non-capturing moves, which are distinct
+    /// successors unless a symmetry fixes the brown mask and maps one target onto another
+    /// (then `None`: [`Musashi::black_moves`] lists them and the sweep removes the duplicate).
+    /// Most masks have no symmetry, so most positions need no canonical forms of their
+    /// non-capturing moves at all.
+    #[inline(always)]
+    fn black_counted_moves(
+        &self,
+        slice: SliceId,
+        key: u64,
+        mut exits: impl FnMut(Move),
+    ) -> Option<u32> {
+        let (_, black) = self.slice_parts(slice);
+        let targets = self.board.neighbours[black] & !key;
+        if targets == 0 {
+            if !self.board.traps(black) {
+                exits(Move::Known(Value::DRAW));
+            }
+            return Some(0);
+        }
+        // Board files may give a point more than eight neighbours: those go the listing way.
+        if targets.count_ones() > 8 {
+            return None;
+        }
+        let mut quiet = 0u32;
+        let mut capturing = [(0usize, 0u64); 8];
+        let mut captures_found = 0;
+        let mut rest = targets;
+        while rest != 0 {
+            let to = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            match captures(&self.board, to, key) {
+                0 => quiet += 1,
+                captured => {
+                    capturing[captures_found] = (to, captured);
+                    captures_found += 1;
+                }
+            }
+        }
+        // Two quiet moves reach one orbit only if a symmetry fixes the mask (black's origin
+        // is empty after the move, so the mask is all that must be kept).
+        let symmetry = &self.board.symmetry;
+        if quiet >= 2 && symmetry.elements[1..].iter().any(|g| g.fixes(key)) {
+            return None;
+        }
+        for &(to, captured) in &capturing[..captures_found] {
+            let browns = key & !captured;
+            let (s, kk) = self.canonical_slice(browns.count_ones() as usize, to, browns);
+            exits(Move::Final(s, kk));
+        }
+        Some(quiet)
+    }
+
     /// The canonical brown mask of "black on `black`, browns `key`", from `images[g]`, the
     /// images of `key` under the group elements (at least those of `origin_images[black]`).
     #[inline(always)]
@@ -542,6 +611,64 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         keys
+    }
+
+    #[test]
+    fn counted_black_moves_are_the_listed_moves_counted() {
+        let corners = {
+            let board = Board::builtin("BOARD25").unwrap();
+            let trap = board.parse_trap("corners").unwrap();
+            board.with_trap(trap)
+        };
+        let boards = [
+            Board::builtin("BOARD25").unwrap(),
+            Board::builtin("BOARD33").unwrap(),
+            corners,
+        ];
+        for board in boards {
+            let game = Musashi::new(board, Some(10));
+            let (mut counted, mut listed) = (0, 0);
+            for stage in game.stages() {
+                for &slice in &stage.slices {
+                    for key in sample_keys(&game, slice, 100) {
+                        if !game.is_canonical(slice, key) {
+                            continue;
+                        }
+                        let mut exits = Vec::new();
+                        let count =
+                            game.counted_moves(EngineSide::Second, slice, key, |mv| exits.push(mv));
+                        let mut successors = BTreeSet::new();
+                        let mut all_exits = Vec::new();
+                        game.moves(EngineSide::Second, slice, key, |mv| match mv {
+                            Move::InStage(to, to_key) => {
+                                successors.insert((to, to_key));
+                            }
+                            exit => all_exits.push(exit),
+                        });
+                        let Some(count) = count else {
+                            assert!(exits.is_empty(), "{slice:?} {key:#x}: visited, then None");
+                            listed += 1;
+                            continue;
+                        };
+                        counted += 1;
+                        assert_eq!(count as usize, successors.len(), "{slice:?} {key:#x}");
+                        exits.sort_by_key(|mv| format!("{mv:?}"));
+                        all_exits.sort_by_key(|mv| format!("{mv:?}"));
+                        assert_eq!(exits, all_exits, "{slice:?} {key:#x}");
+                    }
+                }
+            }
+            // Both ways were taken: symmetric masks list their moves.
+            assert!(
+                counted > 1000 && listed > 10,
+                "{counted} counted, {listed} listed"
+            );
+            assert!(
+                game.counted_moves(EngineSide::First, game.slice_of(3, 0), 0b1110, |_| {})
+                    .is_none(),
+                "brown's moves are never counted"
+            );
+        }
     }
 
     #[test]
