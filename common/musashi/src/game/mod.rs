@@ -414,8 +414,10 @@ impl Musashi {
     fn black_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
         let (k, black) = self.slice_parts(slice);
         let mut targets = self.board.neighbours[black] & !key;
-        if targets == 0 && !self.board.traps(black) {
-            visit(Move::Known(Value::DRAW));
+        if targets == 0 {
+            if let Some(result) = self.blocked_black(black) {
+                visit(result);
+            }
             return;
         }
         // The key's images under the group elements the targets' canonical forms need,
@@ -440,11 +442,26 @@ impl Musashi {
                     image,
                 ));
             } else {
-                let browns = key & !captured;
-                let (s, kk) = self.canonical_slice(k - captured.count_ones() as usize, to, browns);
-                visit(Move::Final(s, kk));
+                visit(self.capture(to, key, captured));
             }
         }
+    }
+
+    /// What a black without a move on `black` is told: nothing (it has lost) where brown may
+    /// trap it, else a move with a known result that is not a loss for black (see
+    /// [`Musashi::black_moves`]). One rule for listing and counting.
+    #[inline(always)]
+    fn blocked_black(&self, black: usize) -> Option<Move> {
+        (!self.board.traps(black)).then_some(Move::Known(Value::DRAW))
+    }
+
+    /// Black's capturing move to `to`, taking `captured` from the browns `key`: a move into
+    /// the earlier stage of the browns left, at its canonical slice and key.
+    #[inline(always)]
+    fn capture(&self, to: usize, key: u64, captured: u64) -> Move {
+        let browns = key & !captured;
+        let (s, kk) = self.canonical_slice(browns.count_ones() as usize, to, browns);
+        Move::Final(s, kk)
     }
 
     /// [`Game::counted_moves`] for black: the captures as [`Move::Final`] (or the trap-zone
@@ -463,8 +480,8 @@ impl Musashi {
         let (_, black) = self.slice_parts(slice);
         let targets = self.board.neighbours[black] & !key;
         if targets == 0 {
-            if !self.board.traps(black) {
-                exits(Move::Known(Value::DRAW));
+            if let Some(result) = self.blocked_black(black) {
+                exits(result);
             }
             return Some(0);
         }
@@ -494,9 +511,7 @@ impl Musashi {
             return None;
         }
         for &(to, captured) in &capturing[..captures_found] {
-            let browns = key & !captured;
-            let (s, kk) = self.canonical_slice(browns.count_ones() as usize, to, browns);
-            exits(Move::Final(s, kk));
+            exits(self.capture(to, key, captured));
         }
         Some(quiet)
     }
