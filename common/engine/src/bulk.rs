@@ -222,7 +222,7 @@ impl<G: Game> BulkSlot<'_, G> {
                 .for_each_key(self.slice, start..end, |index, key| {
                     let local = index - base;
                     if pre[(local / 64) as usize] >> (local % 64) & 1 == 1 {
-                        target.values[index as usize].store(value, Relaxed);
+                        target.store_value(index as usize, value);
                         found.push(key);
                     }
                 });

@@ -160,6 +160,17 @@ pub trait Game: Sync {
         self.has_unmoves()
     }
 
+    /// Whether the stage kernel may solve this game's stages on *compact arrays* when the
+    /// driver asks for them ([`crate::Workspace::with_compact_arrays`]): counters in four bits,
+    /// no value bytes (the values go to a log of the frontiers and the tables are built from it
+    /// at the stage's end; see [`crate::rules`]). Correct for any game with un-moves (a counter
+    /// of 15 or more goes to the overflow table); worth it when nearly every position has fewer
+    /// than 15 distinct successors — in Sixteen Musashi black has at most 8 moves in the stage,
+    /// and brown keeps no counter at all. Default: no.
+    fn compact_counters(&self) -> bool {
+        false
+    }
+
     /// Whether every claim stays in its slice: the un-moves from a lost position (the odd
     /// plies' targets) all lead to positions of the same slice. In Sixteen Musashi they are
     /// brown's un-moves, and a brown move never moves black, so yes. A split stage then runs

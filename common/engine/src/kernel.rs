@@ -31,7 +31,10 @@ use crate::rules::{
     OverflowCounter, Section, Seeds, SideRoles, Sweep, OVERFLOW,
 };
 use crate::value::Value;
-use crate::workspace::{batch_reserve, slice_array_bytes, Residency, Workspace};
+use crate::value_log::ValueLog;
+use crate::workspace::{
+    batch_reserve, compact_slice_array_bytes, slice_array_bytes, Residency, Workspace,
+};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -82,6 +85,13 @@ pub struct StageTimes {
     /// expanded, the one being built and the exits still scheduled. With the arrays, this is
     /// the kernel's memory (or, out of core, its scratch disk) per stage.
     pub peak_list_keys: u64,
+    /// On compact arrays: the bytes of the value log (the compressed frontiers of every ply)
+    /// at the stage's end; 0 on value bytes.
+    pub value_log_bytes: u64,
+    /// On compact arrays: the positions the value log holds.
+    pub value_log_keys: u64,
+    /// On compact arrays: building the value tables from the log at the end.
+    pub build: std::time::Duration,
 }
 
 impl StageTimes {
@@ -92,6 +102,9 @@ impl StageTimes {
         self.claim_plies += other.claim_plies;
         self.count_plies += other.count_plies;
         self.peak_list_keys = self.peak_list_keys.max(other.peak_list_keys);
+        self.value_log_bytes = self.value_log_bytes.max(other.value_log_bytes);
+        self.value_log_keys = self.value_log_keys.max(other.value_log_keys);
+        self.build += other.build;
         if self.slices.len() < other.slices.len() {
             self.slices.resize(other.slices.len(), SliceCost::default());
         }
@@ -169,10 +182,40 @@ fn sections_of(batch: &[usize]) -> Vec<usize> {
 }
 
 /// A stage's arrays, per slot and side: a byte per position (counter, then value) and a final
-/// bit per position.
+/// bit per position; or, compact, a counter nibble per position of a side that keeps counters
+/// and the final bits.
 struct StageArrays {
     values: Vec<[ByteArray; 2]>,
     finals: Vec<[ByteArray; 2]>,
+}
+
+/// How a stage's arrays are laid out: a byte per position and side, or compact (`counted`:
+/// the sides that keep counter nibbles).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    Bytes,
+    Compact { counted: [bool; 2] },
+}
+
+impl Layout {
+    /// Bytes of a slice's arrays.
+    fn slice_bytes(self, n: u64) -> u64 {
+        match self {
+            Layout::Bytes => slice_array_bytes(n),
+            Layout::Compact { counted } => {
+                compact_slice_array_bytes(n, counted.iter().filter(|&&c| c).count() as u64)
+            }
+        }
+    }
+
+    /// Bytes of one side's counter-or-value array of a slice.
+    fn value_bytes(self, n: u64, side: Side) -> u64 {
+        match self {
+            Layout::Bytes => n,
+            Layout::Compact { counted } if counted[side.index()] => n.div_ceil(2),
+            Layout::Compact { .. } => 0,
+        }
+    }
 }
 
 impl StageArrays {
@@ -182,6 +225,7 @@ impl StageArrays {
     /// of file-backed pages may stay resident between batches.
     fn allocate(
         lens: &[u64],
+        layout: Layout,
         space: &Workspace,
     ) -> Result<(StageArrays, Vec<u64>, u64), ScratchError> {
         let mut arrays = StageArrays {
@@ -190,7 +234,7 @@ impl StageArrays {
         };
         let largest = lens
             .iter()
-            .map(|&n| slice_array_bytes(n))
+            .map(|&n| layout.slice_bytes(n))
             .max()
             .unwrap_or(0);
         let reserve = batch_reserve(largest);
@@ -198,14 +242,17 @@ impl StageArrays {
         let mut in_memory = 0;
         let mut file_bytes = Vec::new();
         for &n in lens {
-            let bytes = slice_array_bytes(n);
+            let bytes = layout.slice_bytes(n);
             let scratch = space.scratch().filter(|_| bytes > in_memory_left);
             let alloc = |len: u64| match scratch {
                 Some(dir) => ByteArray::file_backed(dir, len as usize),
                 None => Ok(ByteArray::zeroed(len as usize)),
             };
             let words = n.div_ceil(64) * 8;
-            arrays.values.push([alloc(n)?, alloc(n)?]);
+            arrays.values.push([
+                alloc(layout.value_bytes(n, Side::First))?,
+                alloc(layout.value_bytes(n, Side::Second))?,
+            ]);
             arrays.finals.push([alloc(words)?, alloc(words)?]);
             if scratch.is_some() {
                 file_bytes.push(bytes);
@@ -345,6 +392,16 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let clock = Instant::now();
     let roles = SideRoles::of(game);
     let push = game.has_unmoves();
+    // Compact arrays need un-moves: a pull count ply would read and write whole counters of
+    // another kind of position.
+    let layout = if space.compact_arrays() && push && game.compact_counters() {
+        Layout::Compact {
+            counted: roles.counted,
+        }
+    } else {
+        Layout::Bytes
+    };
+    let compact = layout != Layout::Bytes;
     let slot_of = slots_of(game, stage);
     let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
     let n = stage.slices.len();
@@ -359,12 +416,17 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         error: e,
     };
     let (mut arrays, file_bytes, resident_limit) =
-        StageArrays::allocate(&lens, space).map_err(scratch_error)?;
+        StageArrays::allocate(&lens, layout, space).map_err(scratch_error)?;
     let shape = StageShape {
         name: stage.name.clone(),
         lens: lens.clone(),
     };
-    let keeper = space.checkpoints();
+    // Compact arrays take no checkpoints (`Workspace::compact_arrays`).
+    let keeper = space.checkpoints().filter(|_| !compact);
+    let mut log = match compact {
+        true => Some(ValueLog::new(lists, space).map_err(scratch_error)?),
+        false => None,
+    };
     let checkpoint_error = |what: String| KernelError::Checkpoint {
         stage: stage.name.clone(),
         what,
@@ -385,7 +447,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 // part: the stage starts afresh, on fresh arrays and lists.
                 Err(_) => {
                     drop(arrays);
-                    let (fresh, ..) = StageArrays::allocate(&lens, space).map_err(scratch_error)?;
+                    let (fresh, ..) = StageArrays::allocate(&lens, layout, space).map_err(scratch_error)?;
                     arrays = fresh;
                     lists_read = RestoredLists::new(lists, space);
                     None
@@ -419,6 +481,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         values: &[[&'a [AtomicU8]; 2]],
         final_bits: &[[&'a [AtomicU64]; 2]],
         roles: &SideRoles,
+        compact: bool,
         overflow: &'a [Vec<OverflowCounter>],
     ) -> Vec<Section<'a>> {
         (0..values.len())
@@ -427,6 +490,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     values: values[slot][side.index()],
                     finals: final_bits[slot][side.index()],
                     claimable: roles.claimable[side.index()],
+                    compact,
                     overflow: overflow
                         .get(section_of(slot as u32, side))
                         .map_or(&[], Vec::as_slice),
@@ -434,7 +498,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             })
             .collect()
     }
-    let sections = sections_with(&values, &final_bits, &roles, &[]);
+    let sections = sections_with(&values, &final_bits, &roles, compact, &[]);
     // By reference: a pushed target reads only the fields its rule needs (a copy of the
     // whole section per target was measurable in the push loops).
     let section = |slot: usize, side: Side| &sections[2 * slot + side.index()];
@@ -530,7 +594,12 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             finals.release();
             batch_start.charge(&mut times.slices, batch, &lens);
         }
-        let frontier = lost.into_inner();
+        let mut frontier = lost.into_inner();
+        if let Some(log) = &mut log {
+            frontier.seal().map_err(scratch_error)?;
+            log.record(Value::LOST_NOW.0, &frontier)
+                .map_err(scratch_error)?;
+        }
         let exits: Vec<Frontier> = scheduled.into_iter().map(Sink::into_inner).collect();
         close(&mut open, &frontier);
 
@@ -541,7 +610,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         times.init = clock.elapsed();
         (frontier, exits, overflow, open, 1u32)
     };
-    let sections = sections_with(&values, &final_bits, &roles, &overflow);
+    let sections = sections_with(&values, &final_bits, &roles, compact, &overflow);
     let section = |slot: usize, side: Side| &sections[2 * slot + side.index()];
 
     let mut ply = first_ply;
@@ -695,11 +764,23 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     touched = touched_union(touched, bulked);
                 }
             }
+            // On compact arrays, which hold no values, the positions that got the value `ply`
+            // are the frontier's: marked in bitmaps for the slots a pull may reach.
+            let resolved = match compact {
+                true => frontier_bitmaps(game, stage, &frontier, batch, &pull, &lens),
+                false => Vec::new(),
+            };
             // Whether the position `(to, to_key)`, with `side` to move, got the value `ply`.
             let has_ply_value = |side: Side, out: &mut SlotLists, to: SliceId, to_key: u64| {
                 let t = slot_of[to.0 as usize];
                 out.touch(t);
                 let ti = game.index(to, to_key) as usize;
+                if compact {
+                    let bits = resolved[section_of(t, side)]
+                        .as_ref()
+                        .expect("a pull reaches only slots whose frontier is marked");
+                    return bits[ti / 64] >> (ti % 64) & 1 == 1;
+                }
                 let target = section(t as usize, side);
                 target.is_final(ti) && u32::from(target.values[ti].load(Relaxed)) == ply
             };
@@ -730,7 +811,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                                 has_ply_value(side.other(), out, to, k)
                             });
                             if found {
-                                section(s as usize, side).values[i as usize].store(value, Relaxed);
+                                section(s as usize, side).store_value(i as usize, value);
                             }
                             found
                         },
@@ -783,6 +864,11 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         }
         let expanded = frontier.len() + exit_list.len();
         frontier = sink.into_inner();
+        if let Some(log) = &mut log {
+            frontier.seal().map_err(scratch_error)?;
+            log.record((ply + 1) as u8, &frontier)
+                .map_err(scratch_error)?;
+        }
         let scheduled: u64 = exits[ply as usize + 1..].iter().map(Frontier::len).sum();
         times.peak_list_keys = times
             .peak_list_keys
@@ -860,16 +946,29 @@ pub fn solve_stage<G: Game, F: FinalValues>(
         after_batch(&touched);
         batch_start.charge(&mut times.slices, batch, &lens);
     }
-    drop((values, final_bits));
+    let solved = match &log {
+        None => {
+            drop((values, final_bits));
+            stage
+                .slices
+                .iter()
+                .zip(arrays.values)
+                .map(|(&slice, values)| SolvedSlice { slice, values })
+                .collect()
+        }
+        Some(log) => {
+            let build = Instant::now();
+            times.value_log_bytes = log.bytes();
+            times.value_log_keys = log.keys();
+            let solved = build_from_log(game, stage, &lens, &final_bits, log, space, &clocks)
+                .map_err(scratch_error)?;
+            times.build = build.elapsed();
+            solved
+        }
+    };
     for (s, cost) in times.slices.iter_mut().enumerate() {
         cost.cpu = clocks.total(s);
     }
-    let solved = stage
-        .slices
-        .iter()
-        .zip(arrays.values)
-        .map(|(&slice, values)| SolvedSlice { slice, values })
-        .collect();
     Ok((solved, times))
 }
 
@@ -1077,4 +1176,106 @@ fn pull_ply<G: Game>(
             })
         })
         .reduce(|| vec![false; n], touched_union)
+}
+
+/// The bitmaps of the frontier's positions (all of value `ply`) in the sections a pull of the
+/// slots of `batch` may read, by section list index (`None` elsewhere): on compact arrays they
+/// answer "did this successor get the ply's value?". A pulled side's successors have the other
+/// side to move, in the same slot when claims stay in their slice, else in any slot.
+fn frontier_bitmaps<G: Game>(
+    game: &G,
+    stage: &Stage,
+    frontier: &Frontier,
+    batch: &[usize],
+    pull: &[[bool; 2]],
+    lens: &[u64],
+) -> Vec<Option<Vec<u64>>> {
+    let n = lens.len();
+    let mut wanted = vec![false; 2 * n];
+    for &s in batch {
+        for side in Side::BOTH {
+            if !pull[s][side.index()] {
+                continue;
+            }
+            if game.claims_stay_in_slice() {
+                wanted[section_of(s as u32, side.other())] = true;
+            } else {
+                for t in 0..n {
+                    wanted[section_of(t as u32, side.other())] = true;
+                }
+            }
+        }
+    }
+    let marked = (0..2 * n)
+        .into_par_iter()
+        .map(|sec| {
+            if !wanted[sec] {
+                return None;
+            }
+            let (slot, _) = slot_side(sec);
+            let slice = stage.slices[slot];
+            let mut bits = vec![0u64; lens[slot].div_ceil(64) as usize];
+            let mut buffer = Vec::new();
+            for (_, chunk) in frontier.chunks(&[sec]) {
+                for &key in chunk.keys(&mut buffer) {
+                    let i = game.index(slice, key) as usize;
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            Some(bits)
+        })
+        .collect();
+    frontier.release();
+    marked
+}
+
+/// The value tables of a stage solved on compact arrays: per slot and side, every position
+/// whose final bit is clear is a draw, every final one is non-canonical unless the value log
+/// holds it with its value (the log holds exactly the positions the plies resolved). Out of
+/// core the tables are file-backed scratch arrays, their pages dropped once built.
+fn build_from_log<G: Game>(
+    game: &G,
+    stage: &Stage,
+    lens: &[u64],
+    final_bits: &[[&[AtomicU64]; 2]],
+    log: &ValueLog,
+    space: &Workspace,
+    clocks: &SlotClocks,
+) -> Result<Vec<SolvedSlice>, ScratchError> {
+    stage
+        .slices
+        .par_iter()
+        .enumerate()
+        .map(|(s, &slice)| {
+            clocks.time(s, || {
+                let n = lens[s] as usize;
+                let build = |side: Side| -> Result<ByteArray, ScratchError> {
+                    let mut values = match space.scratch() {
+                        Some(dir) => ByteArray::file_backed(dir, n)?,
+                        None => ByteArray::zeroed(n),
+                    };
+                    let bits = final_bits[s][side.index()];
+                    for (w, chunk) in values.chunks_mut(64).enumerate() {
+                        let word = bits[w].load(Relaxed);
+                        for (b, byte) in chunk.iter_mut().enumerate() {
+                            *byte = if word >> b & 1 == 1 {
+                                Value::NON_CANONICAL.0
+                            } else {
+                                Value::DRAW.0
+                            };
+                        }
+                    }
+                    log.replay(section_of(s as u32, side), |key, value| {
+                        values[game.index(slice, key) as usize] = value;
+                    })?;
+                    values.release();
+                    Ok(values)
+                };
+                Ok(SolvedSlice {
+                    slice,
+                    values: [build(Side::First)?, build(Side::Second)?],
+                })
+            })
+        })
+        .collect()
 }

@@ -28,6 +28,7 @@ pub mod recurrence;
 mod rules;
 pub mod superstep;
 pub mod value;
+mod value_log;
 pub mod workspace;
 
 pub use atomic::{ByteArray, ScratchError};

@@ -388,6 +388,7 @@ pub(crate) fn solve_in_memory<G: ScoreGame, F: FinalMargins>(
         slices: costs,
         // Its queue is part of the graph it builds, not a list of the stage kernel's.
         peak_list_keys: 0,
+        ..StageTimes::default()
     };
     Ok(Some((solved, times)))
 }

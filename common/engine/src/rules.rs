@@ -25,6 +25,13 @@
 //! (the *final* bit) says which. One byte serves both because a counter is decremented exactly
 //! once per successor orbit, so nothing decrements it after it reaches zero, and a claimed
 //! position's decrements are refused by its final bit. Positions never made final are draws.
+//!
+//! **Compact arrays** ([`Section::compact`]): a stage too large for its bytes keeps only the
+//! counters, two to a byte (a nibble each; none for a side that keeps no counters), and the
+//! final bits. No ply reads a final position's value (a pull asks "resolved in the last ply?",
+//! which the frontier answers), so the values are not stored at all: each ply's frontier *is*
+//! the list of positions with that ply's value, and the stage's value log
+//! ([`crate::value_log`]) keeps it for the tables built at the stage's end.
 
 use crate::distinct::Distinct;
 use crate::game::{Game, Move, Side, SliceId, Stage};
@@ -106,17 +113,25 @@ pub(crate) fn overflow_table(mut found: Vec<(u64, u32)>) -> Vec<OverflowCounter>
         .collect()
 }
 
+/// The counter nibble of a position whose successors a nibble cannot count, in compact
+/// arrays (see [`OVERFLOW`]).
+pub(crate) const NIBBLE_OVERFLOW: u8 = 0xF;
+
 /// One side's arrays of one slice, as the atomics the rules update.
 #[derive(Clone, Copy)]
 pub(crate) struct Section<'a> {
-    /// Counters, then values.
+    /// Counters, then values; in compact arrays the counters only, a nibble each (the low
+    /// nibble of byte `i / 2` for even `i`), and empty for a side that keeps no counters.
     pub(crate) values: &'a [AtomicU8],
     /// Final bits.
     pub(crate) finals: &'a [AtomicU64],
     /// Whether positions of this side can be claimed, so that a decrement must first check the
     /// final bit (a side that is never claimed skips that load).
     pub(crate) claimable: bool,
-    /// The counters of the positions whose byte is [`OVERFLOW`], by index.
+    /// Whether the arrays are compact: nibble counters, no values (they go to the stage's
+    /// value log with the frontiers).
+    pub(crate) compact: bool,
+    /// The counters of the positions whose counter is [`Section::overflow_mark`], by index.
     pub(crate) overflow: &'a [OverflowCounter],
 }
 
@@ -130,6 +145,66 @@ impl Section<'_> {
     #[inline]
     fn set_final(&self, i: usize) {
         self.finals[i / 64].fetch_or(1 << (i % 64), Relaxed);
+    }
+
+    /// Stores the value of position `i`, which has just become final. Compact arrays keep no
+    /// values: the position is in the frontier the ply builds, which the value log keeps.
+    #[inline(always)]
+    pub(crate) fn store_value(&self, i: usize, value: u8) {
+        if !self.compact {
+            self.values[i].store(value, Relaxed);
+        }
+    }
+
+    /// The counter mark of a position whose counter is in the overflow table.
+    #[inline(always)]
+    fn overflow_mark(&self) -> u8 {
+        if self.compact {
+            NIBBLE_OVERFLOW
+        } else {
+            OVERFLOW
+        }
+    }
+
+    /// The shift of position `i`'s nibble in its byte (compact arrays).
+    #[inline(always)]
+    fn nibble_shift(i: usize) -> u32 {
+        4 * (i as u32 & 1)
+    }
+
+    /// The counter of the open position `i` (0: it cannot lose).
+    #[inline(always)]
+    pub(crate) fn counter(&self, i: usize) -> u8 {
+        if self.compact {
+            self.values[i / 2].load(Relaxed) >> Self::nibble_shift(i) & 0xF
+        } else {
+            self.values[i].load(Relaxed)
+        }
+    }
+
+    /// Sets the counter of position `i` in the initial sweep, which alone writes the counters
+    /// of its range (ranges are whole bytes: even-aligned), so a plain read-modify-write of the
+    /// shared byte is safe. Counters too large go to the overflow table: `seeds` gets them.
+    #[inline(always)]
+    fn init_counter(&self, i: usize, counter: u32, overflow: &mut Vec<(u64, u32)>) {
+        let mark = self.overflow_mark();
+        let stored = if counter < u32::from(mark) {
+            counter as u8
+        } else {
+            // Too many successors: the counter lives in the section's overflow table (built
+            // from these seeds before the first ply).
+            overflow.push((i as u64, counter));
+            mark
+        };
+        if self.compact {
+            let cell = &self.values[i / 2];
+            cell.store(
+                cell.load(Relaxed) | stored << Self::nibble_shift(i),
+                Relaxed,
+            );
+        } else {
+            self.values[i].store(stored, Relaxed);
+        }
     }
 
     /// Takes `by` off the overflow counter of position `i`; true if that leaves none.
@@ -159,31 +234,38 @@ pub(crate) fn claim(bits: &[AtomicU64], i: usize) -> bool {
 /// Decrements the counter of position `i`; when it reaches zero the position is final with
 /// value `value` and true is returned. A zero byte (no counter: the position cannot lose) and
 /// a final position are left alone.
+///
+/// In compact arrays the counter is a nibble: `fetch_sub` of `1 << shift` on its byte is
+/// still one atomic step, and never borrows from the other nibble (a counter of `c` receives
+/// exactly `c` decrements, the last of which makes the position final).
 #[inline]
 pub(crate) fn decrement(section: &Section, i: usize, value: u8) -> bool {
-    let cell = &section.values[i];
     if section.claimable && section.is_final(i) {
         return false;
     }
-    match cell.load(Relaxed) {
-        0 => false,
-        OVERFLOW => {
-            if section.is_final(i) || !section.take_overflow(i, 1) {
-                return false;
-            }
-            section.set_final(i);
-            cell.store(value, Relaxed);
-            true
-        }
-        _ => {
-            if cell.fetch_sub(1, Relaxed) == 1 {
-                section.set_final(i);
-                cell.store(value, Relaxed);
-                return true;
-            }
-            false
-        }
+    let counter = section.counter(i);
+    if counter == 0 {
+        return false;
     }
+    if counter == section.overflow_mark() {
+        if section.is_final(i) || !section.take_overflow(i, 1) {
+            return false;
+        }
+        section.set_final(i);
+        section.store_value(i, value);
+        return true;
+    }
+    let last = if section.compact {
+        let shift = Section::nibble_shift(i);
+        section.values[i / 2].fetch_sub(1 << shift, Relaxed) >> shift & 0xF == 1
+    } else {
+        section.values[i].fetch_sub(1, Relaxed) == 1
+    };
+    if last {
+        section.set_final(i);
+        section.store_value(i, value);
+    }
+    last
 }
 
 /// Applies to position `i` of `section` what ply `ply` sends it: a claim (odd ply) or a
@@ -193,7 +275,7 @@ pub(crate) fn apply(section: &Section, i: usize, ply: u32) -> bool {
     let value = (ply + 1) as u8;
     if ply % 2 == 1 {
         if claim(section.finals, i) {
-            section.values[i].store(value, Relaxed);
+            section.store_value(i, value);
             return true;
         }
         false
@@ -575,7 +657,7 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
             finals.reach(i, &sections);
             if !game.is_canonical(slice, key) {
                 for section in sections {
-                    section.values[i].store(Value::NON_CANONICAL.0, Relaxed);
+                    section.store_value(i, Value::NON_CANONICAL.0);
                 }
                 // Final, so that no pull ever visits it and no decrement touches it.
                 finals.set_both(i);
@@ -621,7 +703,7 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
         let counted = self.roles.counted[side.index()];
         if !s.moves {
             if counted {
-                section.values[i].store(Value::LOST_NOW.0, Relaxed);
+                section.store_value(i, Value::LOST_NOW.0);
                 seeds.lost[side.index()].push(key);
                 return true;
             }
@@ -631,14 +713,7 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
             seeds.schedule(v, side, key);
         }
         if counted && s.counter > 0 {
-            if s.counter < u32::from(OVERFLOW) {
-                section.values[i].store(s.counter as u8, Relaxed);
-            } else {
-                // Too many successors for the byte: the counter lives in the section's
-                // overflow table (built from these seeds before the first ply).
-                section.values[i].store(OVERFLOW, Relaxed);
-                seeds.overflow[side.index()].push((i as u64, s.counter));
-            }
+            section.init_counter(i, s.counter, &mut seeds.overflow[side.index()]);
             if let Some(v) = s.exit_win {
                 seeds.schedule(v, side, key);
             }
@@ -693,8 +768,12 @@ impl SweptFinals {
 }
 
 /// Writes [`Value::DRAW`] into every one of the first `len` positions of `section` whose final
-/// bit is clear: their counters never reached zero.
+/// bit is clear: their counters never reached zero. (Compact arrays hold no values: their
+/// tables are built from the value log, where a position that is not final is a draw.)
 pub(crate) fn finish_section(section: Section, len: u64) {
+    if section.compact {
+        return;
+    }
     for (w, word) in section.finals.iter().enumerate() {
         let mut open = !word.load(Relaxed);
         while open != 0 {

@@ -114,6 +114,7 @@ impl SlotState {
             values: self.values[side.index()].atomics(),
             finals: self.finals[side.index()].atomic_words(),
             claimable: roles.claimable[side.index()],
+            compact: false,
             // Split stages keep counters in the byte (checked when a slice starts).
             overflow: &[],
         }

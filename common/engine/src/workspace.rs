@@ -20,6 +20,13 @@ pub fn slice_array_bytes(n: u64) -> u64 {
     2 * n + 2 * n.div_ceil(64) * 8
 }
 
+/// Bytes of the kernel's *compact* arrays for a slice of `n` positions (see
+/// [`crate::rules`]): a counter nibble per position for each of the `counted_sides` sides that
+/// keep counters, and the two bitmaps of final bits; no value bytes.
+pub fn compact_slice_array_bytes(n: u64, counted_sides: u64) -> u64 {
+    counted_sides * n.div_ceil(2) + 2 * n.div_ceil(64) * 8
+}
+
 /// The resident bytes one out-of-core batch (one slice) may add on top of what stays resident
 /// between batches, given the bytes of the largest slice's arrays: the slice itself and the
 /// black-to-move halves (counter bytes and final bits) of up to eight neighbouring slices, which
@@ -38,6 +45,8 @@ pub struct Workspace {
     /// Where the stage kernel saves its state between plies, and finds it again after a
     /// crash; `None`: no checkpoints inside the stage.
     checkpoints: Option<Arc<dyn Checkpoints>>,
+    /// Whether the stage kernel may use compact arrays ([`Workspace::with_compact_arrays`]).
+    compact: bool,
 }
 
 impl Workspace {
@@ -47,6 +56,7 @@ impl Workspace {
             scratch: None,
             window: u64::MAX,
             checkpoints: None,
+            compact: false,
         }
     }
 
@@ -57,6 +67,7 @@ impl Workspace {
             scratch: Some(scratch),
             window,
             checkpoints: None,
+            compact: false,
         }
     }
 
@@ -74,6 +85,21 @@ impl Workspace {
             checkpoints: None,
             ..self.clone()
         }
+    }
+
+    /// The same workspace, letting the stage kernel keep the stage on compact arrays if the
+    /// game allows it ([`crate::Game::compact_counters`]): about a third of the bytes per
+    /// position, at the cost of logging each ply's frontier and building the value tables
+    /// from the log at the end. Not with checkpoints (a checkpoint of compact arrays would
+    /// need the log too; not built): with a keeper the kernel keeps the value bytes.
+    pub fn with_compact_arrays(mut self) -> Workspace {
+        self.compact = true;
+        self
+    }
+
+    /// Whether the stage kernel may use compact arrays (and no checkpoints are taken).
+    pub fn compact_arrays(&self) -> bool {
+        self.compact && self.checkpoints.is_none()
     }
 
     /// The keeper of the stage's checkpoints, if any.

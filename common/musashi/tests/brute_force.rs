@@ -110,6 +110,9 @@ fn compare_with(board: Board, max_browns: usize, expected: HashMap<Position, u8>
     for space in [
         Workspace::in_memory(),
         Workspace::out_of_core(scratch.path().into(), 0),
+        // Counter nibbles and a value log instead of value bytes, out of core and in memory.
+        Workspace::out_of_core(scratch.path().into(), 0).with_compact_arrays(),
+        Workspace::in_memory().with_compact_arrays(),
     ] {
         let solve = |game: &Musashi, stage: &Stage, finals: &Finals| {
             solve_stage(game, stage, finals, &space, |_| {}).unwrap().0

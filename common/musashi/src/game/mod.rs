@@ -297,6 +297,12 @@ impl Game for Musashi {
         side == EngineSide::Second
     }
 
+    fn compact_counters(&self) -> bool {
+        // Black has at most 8 moves in the stage (plus one counter for its exits), so its
+        // counters fit a nibble; brown keeps none (black cannot win).
+        true
+    }
+
     fn claims_stay_in_slice(&self) -> bool {
         // Claims are brown's un-moves (brown wins), which keep the brown count and the black
         // point: the slice.
