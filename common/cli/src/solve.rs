@@ -13,7 +13,7 @@ use indicatif::ProgressBar;
 use retro_engine::{DiskIo, SliceCost};
 use retro_pipeline::lock::DirLock;
 use retro_pipeline::stage::{
-    compute_stage, plan_stage, stage_array_bytes, stage_positions, too_large, Placement, StagePlan,
+    compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
 };
 use retro_pipeline::{
     job_dir, FinalSlice, Finals, JobGame, StageCheckpoints, Start, COUNTS_FILE, SCRATCH,
@@ -431,8 +431,14 @@ fn stage_worker(
             disk_written_mb = io.written >> 20,
             array_bits_per_position = format!(
                 "{:.2}",
-                8.0 * stage_array_bytes(game, stage) as f64 / stage_slots.max(1) as f64
+                8.0 * times.array_bytes as f64 / stage_slots.max(1) as f64
             ),
+            value_log_mb = times.value_log_bytes >> 20,
+            value_log_bytes_per_logged = format!(
+                "{:.3}",
+                times.value_log_bytes as f64 / times.value_log_keys.max(1) as f64
+            ),
+            build_ms = times.build.as_millis() as u64,
             peak_list_bytes_per_position = format!(
                 "{:.2}",
                 8.0 * times.peak_list_keys as f64 / stage_slots.max(1) as f64

@@ -85,6 +85,9 @@ pub struct StageTimes {
     /// expanded, the one being built and the exits still scheduled. With the arrays, this is
     /// the kernel's memory (or, out of core, its scratch disk) per stage.
     pub peak_list_keys: u64,
+    /// Bytes of the stage's arrays (values or counter nibbles, and final bits; both sides, all
+    /// slices) as the kernel laid them out.
+    pub array_bytes: u64,
     /// On compact arrays: the bytes of the value log (the compressed frontiers of every ply)
     /// at the stage's end; 0 on value bytes.
     pub value_log_bytes: u64,
@@ -102,6 +105,7 @@ impl StageTimes {
         self.claim_plies += other.claim_plies;
         self.count_plies += other.count_plies;
         self.peak_list_keys = self.peak_list_keys.max(other.peak_list_keys);
+        self.array_bytes = self.array_bytes.max(other.array_bytes);
         self.value_log_bytes = self.value_log_bytes.max(other.value_log_bytes);
         self.value_log_keys = self.value_log_keys.max(other.value_log_keys);
         self.build += other.build;
@@ -408,6 +412,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let lists = 2 * n;
     let mut times = StageTimes {
         slices: vec![SliceCost::default(); n],
+        array_bytes: lens.iter().map(|&n| layout.slice_bytes(n)).sum(),
         ..StageTimes::default()
     };
     let clocks = SlotClocks::new(n);

@@ -151,7 +151,10 @@ pub fn compute_stage(
             std::fs::create_dir_all(scratch).with_context(|| {
                 format!("cannot create scratch directory {}", scratch.display())
             })?;
-            Workspace::out_of_core(scratch.to_path_buf(), window)
+            // Compact arrays where the game allows them and no checkpoints are taken
+            // (`Workspace::compact_arrays`): a third of the bytes, so more of the stage stays
+            // resident.
+            Workspace::out_of_core(scratch.to_path_buf(), window).with_compact_arrays()
         }
     };
     let space = match checkpoints {
@@ -360,15 +363,6 @@ fn out_of_core_fixed(game: &dyn JobGame, stage: usize, paged_inputs: bool) -> u6
         all
     };
     inputs + BASE_BYTES + OUT_OF_CORE_BYTES
-}
-
-/// Bytes of the stage kernel's arrays (both sides, with bitmaps) for all of `stage`.
-pub fn stage_array_bytes(game: &dyn JobGame, stage: &Stage) -> u64 {
-    stage
-        .slices
-        .iter()
-        .map(|&s| slice_array_bytes(game.slice_len(s)))
-        .sum()
 }
 
 /// Bytes of the arrays (both sides, with bitmaps) of the largest slice of stage `stage`.
