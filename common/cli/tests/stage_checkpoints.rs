@@ -39,6 +39,20 @@ fn start(args: &[&str]) -> Child {
 /// Waits until a checkpoint at ply `ply` or later of a stage of at least `browns` browns is in
 /// force (one the current run saved: none was there before it), then kills the solve.
 fn kill_mid_stage(child: &mut Child, out: &Path, browns: u32, ply: u32) {
+    kill_at(child, out, browns, ply, |_| true)
+}
+
+/// Whether the checkpoint in `dir` holds compact arrays (and a value log).
+fn compact(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("state.json")) else {
+        return false;
+    };
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    json["checkpoint"]["compact"] == true
+}
+
+/// [`kill_mid_stage`], for a checkpoint whose directory also satisfies `pick`.
+fn kill_at(child: &mut Child, out: &Path, browns: u32, ply: u32, pick: impl Fn(&Path) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(240);
     loop {
         let late = checkpoints_in_force(out).into_iter().any(|(stage, dir)| {
@@ -56,7 +70,7 @@ fn kill_mid_stage(child: &mut Child, out: &Path, browns: u32, ply: u32) {
                 .unwrap()
                 .parse()
                 .unwrap();
-            k >= browns && p >= ply
+            k >= browns && p >= ply && pick(&dir)
         });
         if late {
             child.kill().unwrap(); // SIGKILL
@@ -111,25 +125,9 @@ fn log_of(out: &Path) -> String {
     std::fs::read_to_string(out.join("retro.log")).unwrap()
 }
 
-#[test]
-fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
-    let reference = reference("checkpoint-reference", "11");
-    let out = temp_dir("checkpoint-resumed").join("out");
-    let args = checkpointed("11", &out);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    // Killed in memory in the middle of a large stage...
-    let mut child = start(&args);
-    kill_mid_stage(&mut child, &out, 10, 10);
-    let before = checkpoints_in_force(&out);
-    assert!(!before.is_empty());
-
-    // ...resumed out of core (file-backed arrays, lists on disk), which saves checkpoints of
-    // its own and is killed again...
-    let mut ooc: Vec<&str> = args.to_vec();
-    ooc.extend(["--out-of-core", "--memory-budget", "260MiB"]);
-    let mut child = start(&ooc);
-    // A checkpoint later than every one in force when it started.
-    let latest = before
+/// The latest ply of the checkpoints in force.
+fn latest_ply(out: &Path) -> u32 {
+    checkpoints_in_force(out)
         .iter()
         .map(|(_, d)| {
             d.to_string_lossy()
@@ -140,16 +138,48 @@ fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
                 .unwrap()
         })
         .max()
-        .unwrap();
-    kill_mid_stage(&mut child, &out, 10, latest + 2);
+        .expect("a checkpoint in force")
+}
 
-    // ...and finished in memory.
-    retro_ok(&args);
+#[test]
+fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
+    let reference = reference("checkpoint-reference", "11");
+    let out = temp_dir("checkpoint-resumed").join("out");
+    let args = checkpointed("11", &out);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // Killed in memory in the middle of a large stage...
+    let mut child = start(&args);
+    kill_mid_stage(&mut child, &out, 10, 10);
+
+    // ...resumed in memory, and killed again later in the stage...
+    let mut child = start(&args);
+    kill_mid_stage(&mut child, &out, 10, latest_ply(&out) + 2);
+
+    // ...continued out of core, on compact arrays (counter nibbles, lists on disk, a value
+    // log): a checkpoint of value bytes does not fit them, so that stage starts afresh there
+    // and saves checkpoints of its own (arrays, lists and the log so far), and is killed once
+    // one is in force...
+    let mut ooc: Vec<&str> = args.to_vec();
+    ooc.extend(["--out-of-core", "--memory-budget", "260MiB"]);
+    let mut child = start(&ooc);
+    kill_at(&mut child, &out, 10, 6, compact);
+    // ...then resumed out of core, killed again after a later checkpoint (which links the log
+    // blocks the one before saved)...
+    let mut child = start(&ooc);
+    let later = latest_ply(&out) + 2;
+    kill_at(&mut child, &out, 10, later, compact);
+
+    // ...and finished out of core.
+    retro_ok(&ooc);
     let log = log_of(&out);
     let resumes = log.matches("resuming the stage from a checkpoint").count();
     assert!(
-        resumes >= 2,
+        resumes >= 3,
         "{resumes} resumes from checkpoints in the log:\n{log}"
+    );
+    assert!(
+        log.contains("array layout: not used"),
+        "a checkpoint of value bytes offered to compact arrays is set aside:\n{log}"
     );
     // Scheduled exits stay the same until their ply: checkpoints after the first link them
     // from the one in force instead of writing them again (and the tables stay identical).

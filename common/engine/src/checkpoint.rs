@@ -50,6 +50,46 @@ pub struct StageShape {
     pub name: String,
     /// Index slots of each slice of the stage, in slot order.
     pub lens: Vec<u64>,
+    /// Whether the stage runs on compact arrays (counter nibbles and a value log instead of
+    /// value bytes, see [`crate::rules`]): a checkpoint of the other layout does not fit.
+    pub compact: bool,
+}
+
+/// One block of the value log of a stage on compact arrays: `keys` positions of section
+/// `section`, all of value `value`, coded by the kernel (sorted, varint gaps, zstd). A block
+/// never changes once logged, so a keeper saves each once and links it into later checkpoints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedBlock {
+    /// The section (`2 * slot + side`).
+    pub section: u32,
+    /// The value of its positions.
+    pub value: u8,
+    /// How many positions it holds.
+    pub keys: u32,
+    /// The coded positions, opaque to keepers.
+    pub bytes: Vec<u8>,
+}
+
+/// The value log as a checkpoint reads it: its blocks so far, oldest first.
+pub trait LogBlocks: Sync {
+    /// How many blocks are logged.
+    fn blocks(&self) -> usize;
+
+    /// Block `i` (below [`LogBlocks::blocks`]).
+    fn block(&self, i: usize) -> Result<LoggedBlock, String>;
+}
+
+/// The log of a stage on value bytes: empty.
+pub struct NoLog;
+
+impl LogBlocks for NoLog {
+    fn blocks(&self) -> usize {
+        0
+    }
+
+    fn block(&self, i: usize) -> Result<LoggedBlock, String> {
+        Err(format!("no value log (block {i} asked)"))
+    }
 }
 
 /// Kernel times carried over a resume, so that a resumed stage reports all its work.
@@ -75,7 +115,8 @@ pub struct PlySnapshot<'a> {
     pub open: [u64; 2],
     /// The kernel's times so far.
     pub times: CarriedTimes,
-    /// Per slot and side: the value bytes (counters of open positions).
+    /// Per slot and side: the value bytes (counters of open positions); on compact arrays the
+    /// counter nibbles (empty for a side without counters).
     pub values: Vec<[&'a [u8]; 2]>,
     /// Per slot and side: the final bits, as bytes.
     pub finals: Vec<[&'a [u8]; 2]>,
@@ -83,6 +124,8 @@ pub struct PlySnapshot<'a> {
     pub overflow: Vec<Vec<(u64, u32)>>,
     /// The non-empty lists, each in pieces.
     pub lists: Vec<(ListId, Vec<KeyChunk<'a>>)>,
+    /// On compact arrays, the value log so far ([`NoLog`] on value bytes).
+    pub log: &'a dyn LogBlocks,
     /// Drops the resident pages of a slot's arrays once they are saved (out of core the arrays
     /// are file-backed, and reading them all would otherwise fill memory).
     pub release: &'a (dyn Fn(usize) + Sync),
@@ -113,6 +156,8 @@ pub struct RestoreInto<'a> {
     /// of a large stage do not fit in memory together (BOARD33 browns=14 held ~2.6e9 keys,
     /// 21 GB, when the restore read them all first and was killed for lack of memory).
     pub lists: &'a mut dyn FnMut(ListId, Vec<u64>),
+    /// Takes each block of the value log, oldest first (compact arrays only).
+    pub log: &'a mut dyn FnMut(LoggedBlock) -> Result<(), String>,
 }
 
 /// A keeper of one stage's checkpoints. The kernel asks it once, before initialising, for a

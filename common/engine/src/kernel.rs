@@ -21,7 +21,9 @@
 
 use crate::atomic::{ByteArray, ScratchError};
 use crate::bulk::claim_in_bulk;
-use crate::checkpoint::{CarriedTimes, ListId, PlySnapshot, RestoreInto, RestoredPly, StageShape};
+use crate::checkpoint::{
+    CarriedTimes, ListId, LoggedBlock, NoLog, PlySnapshot, RestoreInto, RestoredPly, StageShape,
+};
 use crate::distinct::Distinct;
 use crate::frontier::{sort_for_locality, Frontier, KeyChunk, Sink, SlotLists, CHUNK};
 use crate::game::{BulkPlan, Game, Side, SliceId, Stage};
@@ -271,13 +273,15 @@ impl StageArrays {
     }
 
     /// Every array as bytes to be overwritten by a restored checkpoint, whose lists go to
-    /// `lists`.
+    /// `lists` and value log blocks to `log`.
     fn restore_into<'a>(
         &'a mut self,
         lists: &'a mut dyn FnMut(ListId, Vec<u64>),
+        log: &'a mut dyn FnMut(LoggedBlock) -> Result<(), String>,
     ) -> RestoreInto<'a> {
         RestoreInto {
             lists,
+            log,
             values: self
                 .values
                 .iter_mut()
@@ -425,13 +429,15 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let shape = StageShape {
         name: stage.name.clone(),
         lens: lens.clone(),
+        compact,
     };
-    // Compact arrays take no checkpoints (`Workspace::compact_arrays`).
-    let keeper = space.checkpoints().filter(|_| !compact);
-    let mut log = match compact {
-        true => Some(ValueLog::new(lists, space).map_err(scratch_error)?),
-        false => None,
+    let keeper = space.checkpoints();
+    // On compact arrays, the values resolved so far (in a checkpoint too).
+    let new_log = || match compact {
+        true => ValueLog::new(lists, space).map(Some),
+        false => Ok(None),
     };
+    let mut log = new_log().map_err(scratch_error)?;
     let checkpoint_error = |what: String| KernelError::Checkpoint {
         stage: stage.name.clone(),
         what,
@@ -442,7 +448,14 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let restored = match keeper {
         Some(keeper) => {
             let mut take = |id, keys| lists_read.take(id, keys);
-            let restored = keeper.restore(&shape, &mut arrays.restore_into(&mut take));
+            let mut take_block = |block| match &mut log {
+                Some(log) => log.restore_block(block),
+                None => Err("a value log block for a stage on value bytes".to_string()),
+            };
+            let restored = keeper.restore(
+                &shape,
+                &mut arrays.restore_into(&mut take, &mut take_block),
+            );
             for s in 0..n {
                 arrays.release(s);
             }
@@ -455,6 +468,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     let (fresh, ..) = StageArrays::allocate(&lens, layout, space).map_err(scratch_error)?;
                     arrays = fresh;
                     lists_read = RestoredLists::new(lists, space);
+                    log = new_log().map_err(scratch_error)?;
                     None
                 }
             }
@@ -926,6 +940,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                     })
                     .collect(),
                 lists: snapshot_lists(&frontier, &exits, ply),
+                log: match &log {
+                    Some(log) => log,
+                    None => &NoLog,
+                },
                 release: &release,
             };
             keeper.save(&snapshot).map_err(checkpoint_error)?;

@@ -19,6 +19,7 @@
 //! positioned reads at the end.
 
 use crate::atomic::ScratchError;
+use crate::checkpoint::{LogBlocks, LoggedBlock};
 use crate::frontier::{sort_for_locality, Frontier, KeyChunk};
 use crate::workspace::Workspace;
 use rayon::prelude::*;
@@ -97,6 +98,9 @@ impl Store {
 /// The logged frontiers of a stage, per section.
 pub(crate) struct ValueLog {
     sections: Vec<Vec<Block>>,
+    /// Every block as (section, place in its section's list), in the order logged: what a
+    /// checkpoint saves ([`LogBlocks`]).
+    order: Vec<(u32, u32)>,
     store: Mutex<Store>,
     keys: u64,
 }
@@ -116,6 +120,7 @@ impl ValueLog {
         };
         Ok(ValueLog {
             sections: vec![Vec::new(); sections],
+            order: Vec::new(),
             store: Mutex::new(store),
             keys: 0,
         })
@@ -155,9 +160,41 @@ impl ValueLog {
             .collect::<Result<_, ScratchError>>()?;
         frontier.release();
         for (sec, block) in blocks {
-            self.keys += u64::from(block.keys);
-            self.sections[sec].push(block);
+            self.add(sec, block);
         }
+        Ok(())
+    }
+
+    fn add(&mut self, sec: usize, block: Block) {
+        self.keys += u64::from(block.keys);
+        self.order
+            .push((sec as u32, self.sections[sec].len() as u32));
+        self.sections[sec].push(block);
+    }
+
+    /// Appends a block saved by a checkpoint (restoring the log in its order); fails on one
+    /// that names no section of the stage.
+    pub(crate) fn restore_block(&mut self, block: LoggedBlock) -> Result<(), String> {
+        let sec = block.section as usize;
+        if sec >= self.sections.len() {
+            return Err(format!(
+                "a value log block of section {sec}, of {} sections",
+                self.sections.len()
+            ));
+        }
+        let offset = self
+            .store
+            .lock()
+            .expect("value log lock")
+            .append(&block.bytes)
+            .map_err(|e| e.to_string())?;
+        let block = Block {
+            value: block.value,
+            offset,
+            len: block.bytes.len() as u32,
+            keys: block.keys,
+        };
+        self.add(sec, block);
         Ok(())
     }
 
@@ -190,6 +227,29 @@ impl ValueLog {
     /// Compressed bytes logged so far.
     pub(crate) fn bytes(&self) -> u64 {
         self.store.lock().expect("value log lock").bytes()
+    }
+}
+
+impl LogBlocks for ValueLog {
+    fn blocks(&self) -> usize {
+        self.order.len()
+    }
+
+    fn block(&self, i: usize) -> Result<LoggedBlock, String> {
+        let (sec, at) = self.order[i];
+        let block = self.sections[sec as usize][at as usize];
+        let bytes = self
+            .store
+            .lock()
+            .expect("value log lock")
+            .read(block.offset, block.len)
+            .map_err(|e| e.to_string())?;
+        Ok(LoggedBlock {
+            section: sec,
+            value: block.value,
+            keys: block.keys,
+            bytes,
+        })
     }
 }
 

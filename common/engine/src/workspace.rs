@@ -90,16 +90,15 @@ impl Workspace {
     /// The same workspace, letting the stage kernel keep the stage on compact arrays if the
     /// game allows it ([`crate::Game::compact_counters`]): about a third of the bytes per
     /// position, at the cost of logging each ply's frontier and building the value tables
-    /// from the log at the end. Not with checkpoints (a checkpoint of compact arrays would
-    /// need the log too; not built): with a keeper the kernel keeps the value bytes.
+    /// from the log at the end (checkpoints then hold the log's blocks).
     pub fn with_compact_arrays(mut self) -> Workspace {
         self.compact = true;
         self
     }
 
-    /// Whether the stage kernel may use compact arrays (and no checkpoints are taken).
+    /// Whether the stage kernel may use compact arrays.
     pub fn compact_arrays(&self) -> bool {
-        self.compact && self.checkpoints.is_none()
+        self.compact
     }
 
     /// The keeper of the stage's checkpoints, if any.

@@ -23,6 +23,7 @@
 //! checkpoint is a correct state, whoever wrote it. Reading verifies every block; a damaged
 //! checkpoint is reported by file name and the stage starts afresh.
 
+use crate::log_file::{read_log_file, write_log_file};
 use crate::steps::{decode_keys, encode_keys};
 use rayon::prelude::*;
 use retro_engine::checkpoint::{
@@ -59,6 +60,22 @@ struct SavedState {
     peak_list_keys: u64,
     /// `lists[i]`: which list `list-<i>.table` holds.
     lists: Vec<SavedList>,
+    /// Whether the stage runs on compact arrays (absent in checkpoints written before they
+    /// existed: value bytes).
+    #[serde(default)]
+    compact: bool,
+    /// On compact arrays, the value log's files in order, with their numbers of blocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    logs: Vec<SavedLog>,
+}
+
+/// One value-log file of a checkpoint ([`crate::log_file`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+struct SavedLog {
+    /// Its name in the checkpoint's directory.
+    file: String,
+    /// The blocks it holds.
+    blocks: u64,
 }
 
 /// A [`ListId`] as `state.json` records it.
@@ -156,19 +173,7 @@ impl StageCheckpoints {
     /// stage `shape` other than `name`: each with its file and its number of keys, to be linked
     /// into the next checkpoint instead of written again. Anything unreadable gives none.
     fn fixed_lists(&self, shape: &StageShape, name: &str) -> HashMap<ListId, (PathBuf, u64)> {
-        let current: Option<Current> =
-            checked_json::load(&self.dir.join("CURRENT"), "current", "checkpoint")
-                .ok()
-                .flatten();
-        let Some(current) = current.filter(|c| c.dir != name) else {
-            return HashMap::new();
-        };
-        let from = self.dir.join(&current.dir);
-        let state: Option<SavedState> =
-            checked_json::load(&from.join("state.json"), "checkpoint", "checkpoint")
-                .ok()
-                .flatten();
-        let Some(state) = state.filter(|s| s.stage == shape.name && s.lens == shape.lens) else {
+        let Some((from, state)) = self.in_force(shape, name) else {
             return HashMap::new();
         };
         state
@@ -183,6 +188,71 @@ impl StageCheckpoints {
             .collect()
     }
 
+    /// The directory and state of the checkpoint in force, if it is one of the stage `shape`
+    /// other than `name` (anything unreadable gives none).
+    fn in_force(&self, shape: &StageShape, name: &str) -> Option<(PathBuf, SavedState)> {
+        let current: Option<Current> =
+            checked_json::load(&self.dir.join("CURRENT"), "current", "checkpoint")
+                .ok()
+                .flatten();
+        let current = current.filter(|c| c.dir != name)?;
+        let from = self.dir.join(&current.dir);
+        let state: Option<SavedState> =
+            checked_json::load(&from.join("state.json"), "checkpoint", "checkpoint")
+                .ok()
+                .flatten();
+        let state = state.filter(|s| fits(s, shape))?;
+        Some((from, state))
+    }
+
+    /// The value-log files of the checkpoint in force (of the stage `shape`, other than
+    /// `name`), each with its path: a new checkpoint links them and writes only the blocks
+    /// logged since.
+    fn earlier_logs(&self, shape: &StageShape, name: &str) -> Vec<(PathBuf, SavedLog)> {
+        let Some((from, state)) = self.in_force(shape, name) else {
+            return Vec::new();
+        };
+        state
+            .logs
+            .into_iter()
+            .map(|log| (from.join(&log.file), log))
+            .collect()
+    }
+
+    /// Writes the snapshot's value log into `into`: the files of `earlier` linked while they
+    /// hold blocks the log still begins with, then a new file of the blocks logged since.
+    /// Returns the files in order and the bytes written.
+    fn save_log(
+        &self,
+        snapshot: &PlySnapshot,
+        into: &Path,
+        earlier: &[(PathBuf, SavedLog)],
+    ) -> Result<(Vec<SavedLog>, u64), String> {
+        let total = snapshot.log.blocks() as u64;
+        let mut logs = Vec::new();
+        let mut linked = 0;
+        for (path, log) in earlier {
+            if linked + log.blocks > total
+                || std::fs::hard_link(path, into.join(&log.file)).is_err()
+            {
+                break;
+            }
+            linked += log.blocks;
+            logs.push(log.clone());
+        }
+        if linked == total {
+            return Ok((logs, 0));
+        }
+        let file = format!("log-{linked}.bin");
+        let blocks = (linked as usize..total as usize).map(|i| snapshot.log.block(i));
+        let bytes = write_log_file(&into.join(&file), blocks)?;
+        logs.push(SavedLog {
+            file,
+            blocks: total - linked,
+        });
+        Ok((logs, bytes))
+    }
+
     /// Writes the checkpoint's files into `into`, linking the fixed lists of `fixed` that hold
     /// as many keys as before; returns its state, how long the arrays took (the rest of the
     /// time is the lists') and how many lists were linked.
@@ -191,6 +261,7 @@ impl StageCheckpoints {
         snapshot: &PlySnapshot,
         into: &Path,
         fixed: &HashMap<ListId, (PathBuf, u64)>,
+        earlier: &[(PathBuf, SavedLog)],
     ) -> Result<(SavedState, Duration, usize), String> {
         let clock = Instant::now();
         std::fs::create_dir_all(into).map_err(|e| io_error("create", into, e))?;
@@ -269,6 +340,7 @@ impl StageCheckpoints {
         }
         let table = TableWriter::encode("overflow", &[("counters", &overflow)], LEVEL);
         write_synced(&into.join("overflow.table"), &table)?;
+        let (logs, _) = self.save_log(snapshot, into, earlier)?;
         let state = SavedState {
             stage: snapshot.shape.name.clone(),
             lens: snapshot.shape.lens.clone(),
@@ -279,6 +351,8 @@ impl StageCheckpoints {
             count_plies_ms: snapshot.times.count_plies.as_millis() as u64,
             peak_list_keys: snapshot.times.peak_list_keys,
             lists,
+            compact: snapshot.shape.compact,
+            logs,
         };
         checked_json::save(&into.join("state.json"), "checkpoint", &state)
             .map_err(|e| e.to_string())?;
@@ -296,10 +370,10 @@ impl StageCheckpoints {
         let state: SavedState = checked_json::load(&state_path, "checkpoint", "checkpoint")
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("{} is missing", state_path.display()))?;
-        if state.stage != shape.name || state.lens != shape.lens {
+        if !fits(&state, shape) {
             warn!(
                 checkpoint = %from.display(),
-                "a checkpoint of another stage or board: not used"
+                "a checkpoint of another stage, board or array layout: not used"
             );
             return Ok(None);
         }
@@ -326,6 +400,9 @@ impl StageCheckpoints {
         for (i, &id) in state.lists.iter().enumerate() {
             let path = from.join(format!("list-{i}.table"));
             (into.lists)(ListId::from(id), read_list(&path)?);
+        }
+        for log in &state.logs {
+            read_log_file(&from.join(&log.file), log.blocks, into.log)?;
         }
         let path = from.join("overflow.table");
         let bytes = read_only_section(&path)?;
@@ -355,11 +432,12 @@ impl Checkpoints for StageCheckpoints {
         let name = format!("a{}-ply-{}", self.attempt, snapshot.ply);
         let into = self.dir.join(&name);
         let fixed = self.fixed_lists(snapshot.shape, &name);
+        let earlier = self.earlier_logs(snapshot.shape, &name);
         // A directory of that name is a leftover of a save that was cut: start it afresh.
         if into.exists() {
             std::fs::remove_dir_all(&into).map_err(|e| io_error("remove", &into, e))?;
         }
-        let (state, arrays, linked) = self.save_files(snapshot, &into, &fixed)?;
+        let (state, arrays, linked) = self.save_files(snapshot, &into, &fixed, &earlier)?;
         // Counted once, by `save_files`, into the state.
         let list_keys: u64 = state.lists.iter().filter_map(|l| l.keys).sum();
         let bytes: u64 = std::fs::read_dir(&into)
@@ -434,6 +512,12 @@ impl Checkpoints for StageCheckpoints {
         *self.last.lock().expect("checkpoint clock") = Instant::now();
         restored
     }
+}
+
+/// Whether a checkpoint's state belongs to the stage `shape`: same stage, slices and array
+/// layout.
+fn fits(state: &SavedState, shape: &StageShape) -> bool {
+    state.stage == shape.name && state.lens == shape.lens && state.compact == shape.compact
 }
 
 /// The attempt that wrote the checkpoint directory `name` (`a<A>-ply-<P>`), if it is one.
@@ -513,6 +597,7 @@ fn sync_dir(dir: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use retro_engine::checkpoint::{LogBlocks, LoggedBlock};
 
     /// Writes a list file with one section `name` holding `bytes`.
     fn list_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -545,6 +630,7 @@ mod tests {
         let shape = StageShape {
             name: "browns=3".into(),
             lens: vec![10],
+            compact: false,
         };
         let (values, finals) = ([7u8; 10], [0u8; 8]);
         let snapshot = PlySnapshot {
@@ -559,6 +645,7 @@ mod tests {
                 .iter()
                 .map(|&(id, keys)| (id, vec![KeyChunk::Wide(keys)]))
                 .collect(),
+            log: &retro_engine::checkpoint::NoLog,
             release: &|_| {},
         };
         keeper.save(&snapshot).unwrap();
@@ -570,6 +657,7 @@ mod tests {
         let shape = StageShape {
             name: "browns=3".into(),
             lens: vec![10],
+            compact: false,
         };
         let (mut values, mut finals) = ([[0u8; 10]; 2], [[0u8; 8]; 2]);
         let mut lists = Vec::new();
@@ -580,6 +668,7 @@ mod tests {
             values: vec![[&mut v0[..], &mut v1[..]]],
             finals: vec![[&mut f0[..], &mut f1[..]]],
             lists: &mut take,
+            log: &mut |_| Err("no log expected".into()),
         };
         let restored = keeper.restore(&shape, &mut into).unwrap().unwrap();
         assert_eq!(values, [[7u8; 10]; 2]);
@@ -629,10 +718,99 @@ mod tests {
                 &StageShape {
                     name: "browns=3".into(),
                     lens: vec![11],
+                    compact: false,
                 },
                 "a0-ply-5"
             ),
             HashMap::new()
         );
+    }
+
+    /// A value log of the blocks `0..n`, block `i` of section `i % 2` and value `i`.
+    struct Blocks(usize);
+
+    impl LogBlocks for Blocks {
+        fn blocks(&self) -> usize {
+            self.0
+        }
+
+        fn block(&self, i: usize) -> Result<LoggedBlock, String> {
+            Ok(LoggedBlock {
+                section: i as u32 % 2,
+                value: i as u8,
+                keys: 1,
+                bytes: vec![i as u8; 3],
+            })
+        }
+    }
+
+    #[test]
+    fn value_log_blocks_are_saved_once_and_linked_into_later_checkpoints() {
+        use std::os::unix::fs::MetadataExt;
+        let job = tempfile::tempdir().unwrap();
+        let keeper = StageCheckpoints::new(job.path(), "browns=3", 0, Duration::ZERO);
+        let shape = StageShape {
+            name: "browns=3".into(),
+            lens: vec![10],
+            compact: true,
+        };
+        // Compact arrays: a nibble per position of one side, none of the other.
+        let (counters, finals) = ([3u8; 5], [0u8; 8]);
+        let save = |ply, blocks| {
+            let snapshot = PlySnapshot {
+                shape: &shape,
+                ply,
+                open: [1, 1],
+                times: CarriedTimes::default(),
+                values: vec![[&[][..], &counters[..]]],
+                finals: vec![[&finals[..], &finals[..]]],
+                overflow: vec![Vec::new(), Vec::new()],
+                lists: Vec::new(),
+                log: &Blocks(blocks),
+                release: &|_| {},
+            };
+            keeper.save(&snapshot).unwrap();
+        };
+        let restore = |shape: &StageShape| {
+            let (mut second, mut f0, mut f1) = ([0u8; 5], [0u8; 8], [0u8; 8]);
+            let mut blocks = Vec::new();
+            let mut into = RestoreInto {
+                values: vec![[&mut [][..], &mut second[..]]],
+                finals: vec![[&mut f0[..], &mut f1[..]]],
+                lists: &mut |_, _| {},
+                log: &mut |b| {
+                    blocks.push(b);
+                    Ok(())
+                },
+            };
+            let restored = keeper.restore(shape, &mut into).unwrap();
+            restored.map(|_| blocks)
+        };
+        let inode = |ply: u32, file: &str| {
+            let path = job.path().join(CHECKPOINTS).join("browns=3");
+            let path = path.join(format!("a0-ply-{ply}")).join(file);
+            std::fs::metadata(path).unwrap().ino()
+        };
+        save(2, 2);
+        let first = inode(2, "log-0.bin");
+        save(4, 5);
+        assert_eq!(inode(4, "log-0.bin"), first, "the first blocks are linked");
+        let blocks = restore(&shape).unwrap();
+        let expected: Vec<LoggedBlock> = (0..5).map(|i| Blocks(5).block(i).unwrap()).collect();
+        assert_eq!(blocks, expected);
+        // Nothing new: nothing written, the files linked as they are.
+        save(6, 5);
+        assert_eq!(restore(&shape).unwrap(), expected);
+        assert!(!job
+            .path()
+            .join(CHECKPOINTS)
+            .join("browns=3/a0-ply-6/log-5.bin")
+            .exists());
+        // A stage on value bytes does not take a checkpoint of compact arrays.
+        let bytes = StageShape {
+            compact: false,
+            ..shape.clone()
+        };
+        assert!(restore(&bytes).is_none());
     }
 }

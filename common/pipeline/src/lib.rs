@@ -26,6 +26,7 @@ pub mod explore;
 pub mod game;
 pub mod job_dir;
 pub mod lock;
+pub mod log_file;
 pub mod process;
 pub mod stage;
 pub mod steps;

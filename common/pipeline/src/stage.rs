@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::workspace::{batch_reserve, slice_array_bytes};
 use retro_engine::{
-    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, Stage, StageTimes, Value,
+    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, StageTimes, Value,
     Workspace,
 };
 use retro_store::{SliceRecord, SliceTable, TableWriter};
