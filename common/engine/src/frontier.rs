@@ -50,6 +50,18 @@ pub struct Narrowing {
 }
 
 impl Narrowing {
+    /// The bit taken out, as a byte (63: none), for a coded block to name its narrowing.
+    pub(crate) fn gap_byte(self) -> u8 {
+        self.gap as u8
+    }
+
+    /// The narrowing [`Narrowing::gap_byte`] names, if it is one.
+    pub(crate) fn from_gap_byte(gap: u8) -> Option<Narrowing> {
+        (gap < 64).then_some(Narrowing {
+            gap: u32::from(gap),
+        })
+    }
+
     /// The narrowing of keys whose bits are (within) `union`, if there is one.
     fn of(union: u64) -> Option<Narrowing> {
         if union >> 32 == 0 {
@@ -69,7 +81,7 @@ impl Narrowing {
     }
 
     /// The key `narrow` stands for.
-    fn widen(self, narrow: u32) -> u64 {
+    pub(crate) fn widen(self, narrow: u32) -> u64 {
         let low = (1u64 << self.gap) - 1;
         let narrow = u64::from(narrow);
         (narrow & low) | (narrow & !low) << 1

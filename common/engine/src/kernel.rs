@@ -160,6 +160,14 @@ pub enum KernelError {
     },
 }
 
+/// Bytes of the arrays the stage kernel lays out for a slice of `n` positions of `game` in a
+/// workspace that asks for compact arrays ([`Workspace::with_compact_arrays`], as out-of-core
+/// drivers do): what a driver sizes its windows with.
+pub fn compact_workspace_slice_bytes<G: Game>(game: &G, n: u64) -> u64 {
+    let space = Workspace::in_memory().with_compact_arrays();
+    Layout::of(game, &space).slice_bytes(n)
+}
+
 /// Indices are swept in chunks of this many slots per parallel task.
 const SWEEP_CHUNK: u64 = 1 << 15;
 /// One bucket per possible value.
@@ -204,6 +212,19 @@ enum Layout {
 }
 
 impl Layout {
+    /// The layout the kernel uses for `game` in `space`: compact arrays need un-moves (a pull
+    /// count ply would read and write whole counters of another kind of position), a game
+    /// that allows them and a workspace that asks for them.
+    fn of<G: Game>(game: &G, space: &Workspace) -> Layout {
+        if space.compact_arrays() && game.has_unmoves() && game.compact_counters() {
+            Layout::Compact {
+                counted: SideRoles::of(game).counted,
+            }
+        } else {
+            Layout::Bytes
+        }
+    }
+
     /// Bytes of a slice's arrays.
     fn slice_bytes(self, n: u64) -> u64 {
         match self {
@@ -400,15 +421,7 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     let clock = Instant::now();
     let roles = SideRoles::of(game);
     let push = game.has_unmoves();
-    // Compact arrays need un-moves: a pull count ply would read and write whole counters of
-    // another kind of position.
-    let layout = if space.compact_arrays() && push && game.compact_counters() {
-        Layout::Compact {
-            counted: roles.counted,
-        }
-    } else {
-        Layout::Bytes
-    };
+    let layout = Layout::of(game, space);
     let compact = layout != Layout::Bytes;
     let slot_of = slots_of(game, stage);
     let lens: Vec<u64> = stage.slices.iter().map(|&s| game.slice_len(s)).collect();
@@ -452,10 +465,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 Some(log) => log.restore_block(block),
                 None => Err("a value log block for a stage on value bytes".to_string()),
             };
-            let restored = keeper.restore(
-                &shape,
-                &mut arrays.restore_into(&mut take, &mut take_block),
-            );
+            let restored =
+                keeper.restore(&shape, &mut arrays.restore_into(&mut take, &mut take_block));
             for s in 0..n {
                 arrays.release(s);
             }
@@ -465,7 +476,8 @@ pub fn solve_stage<G: Game, F: FinalValues>(
                 // part: the stage starts afresh, on fresh arrays and lists.
                 Err(_) => {
                     drop(arrays);
-                    let (fresh, ..) = StageArrays::allocate(&lens, layout, space).map_err(scratch_error)?;
+                    let (fresh, ..) =
+                        StageArrays::allocate(&lens, layout, space).map_err(scratch_error)?;
                     arrays = fresh;
                     lists_read = RestoredLists::new(lists, space);
                     log = new_log().map_err(scratch_error)?;

@@ -33,7 +33,10 @@ pub mod workspace;
 
 pub use atomic::{ByteArray, ScratchError};
 pub use game::{BulkPlan, Game, Move, Share, Side, SliceId, Stage};
-pub use kernel::{solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice, StageTimes};
+pub use kernel::{
+    compact_workspace_slice_bytes, solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice,
+    StageTimes,
+};
 pub use meter::{DiskIo, SliceCost};
 pub use value::{Outcome, Value};
 pub use workspace::Workspace;

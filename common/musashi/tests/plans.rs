@@ -4,7 +4,8 @@
 use retro_engine::workspace::batch_reserve;
 use retro_musashi::{Board, Musashi};
 use retro_pipeline::stage::{
-    largest_slice_bytes, plan_stage, stage_memory, stage_min_memory, too_large, Placement,
+    largest_out_of_core_slice_bytes, plan_stage, stage_memory, stage_min_memory, too_large,
+    Placement,
 };
 use retro_pipeline::{JobGame, WinDrawLoss};
 
@@ -47,17 +48,41 @@ fn board31_largest_stage_runs_out_of_core_in_12_gib_with_inputs_in_memory() {
 }
 
 #[test]
-fn board33_largest_stage_pages_its_inputs_in_16_gib_and_is_refused_in_12_gib() {
-    // Paged inputs (8 slices of each stage read, 6.9 GB) + one batch (4.5 slices of 1.35 GB)
-    // + overheads: 13.1 GB, just over 12 GiB.
+fn board33_largest_stage_pages_its_inputs_in_16_gib_and_is_refused_in_8_gib() {
+    // Paged inputs (8 slices of each stage read, 6.9 GB) + one batch on compact arrays (4.5
+    // slices of 0.45 GB) + overheads: about 9.0 GB, just over 8 GiB.
     let g = game("BOARD33");
     let s = stage_of(&g, 16);
     let plan = plan_stage(&g, s, 16 * GIB, false).unwrap();
     assert!(plan.placement.pages_inputs(), "{plan:?}");
-    assert!(plan_stage(&g, s, 12 * GIB, false).is_none());
+    assert!(plan_stage(&g, s, 8 * GIB, false).is_none());
     let min = stage_min_memory(&g, s);
-    assert!(min > 12 * GIB && min < 14 * GIB, "{min}");
-    assert!(too_large(&g, s, 12 * GIB, 12 * GIB).contains("browns=16 needs at least"));
+    assert!(min > 8 * GIB && min < 9 * GIB, "{min}");
+    assert!(too_large(&g, s, 8 * GIB, 8 * GIB).contains("browns=16 needs at least"));
+}
+
+#[test]
+fn board33_large_stages_keep_every_slice_resident_in_20_gib() {
+    // On compact arrays (0.75 bytes per slot) every stage's arrays fit beside its inputs or,
+    // where those are large, beside the pages of its inputs that one slice reads.
+    let g = game("BOARD33");
+    for browns in 12..=16 {
+        let s = stage_of(&g, browns);
+        let plan = plan_stage(&g, s, 20 * GIB, false).unwrap();
+        let Placement::OutOfCore { window, .. } = plan.placement else {
+            panic!("browns={browns} in memory at 20 GiB: {plan:?}");
+        };
+        let arrays: u64 = g.stages()[s]
+            .slices
+            .iter()
+            .map(|&slice| g.out_of_core_slice_bytes(g.slice_len(slice)))
+            .sum();
+        let batch = batch_reserve(largest_out_of_core_slice_bytes(&g, s));
+        assert!(
+            arrays + batch <= window,
+            "browns={browns}: {plan:?}, arrays {arrays}"
+        );
+    }
 }
 
 #[test]
@@ -68,7 +93,7 @@ fn forced_out_of_core_uses_a_one_slice_window_and_pages_inputs() {
     assert_eq!(
         plan.placement,
         Placement::OutOfCore {
-            window: batch_reserve(largest_slice_bytes(&g, s)),
+            window: batch_reserve(largest_out_of_core_slice_bytes(&g, s)),
             paged_inputs: true
         }
     );

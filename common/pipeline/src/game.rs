@@ -221,6 +221,12 @@ pub trait JobGame: Send + Sync {
     /// its slice sent itself for ply `ply` ([`superstep::is_double`]): what the coordinator
     /// hands such a step.
     fn double_step(&self, ply: u32) -> bool;
+    /// Bytes of the stage kernel's arrays for a slice of `len` positions out of core, where
+    /// drivers ask for compact arrays ([`retro_engine::compact_workspace_slice_bytes`]): what
+    /// windows are sized with. Default: value bytes and bitmaps.
+    fn out_of_core_slice_bytes(&self, len: u64) -> u64 {
+        retro_engine::workspace::slice_array_bytes(len)
+    }
     /// What solving `stage` in memory holds besides its inputs, if the game's solver knows
     /// better than the win/draw/loss kernel's bytes per slot ([`crate::stage::stage_memory`]).
     fn in_memory_bytes(&self, stage: &Stage) -> Option<u64> {
@@ -442,6 +448,10 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
         on_ply: &mut dyn FnMut(PlyReport),
     ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
         solve_stage(&self.0, stage, finals, space, on_ply)
+    }
+
+    fn out_of_core_slice_bytes(&self, len: u64) -> u64 {
+        retro_engine::compact_workspace_slice_bytes(&self.0, len)
     }
 
     fn splits(&self) -> bool {

@@ -109,7 +109,11 @@ mod tests {
     fn blocks_round_trip_and_damage_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log-0.bin");
-        let blocks = vec![block(3, 7, b"abc"), block(0, 2, b""), block(9, 255, b"xyz!")];
+        let blocks = vec![
+            block(3, 7, b"abc"),
+            block(0, 2, b""),
+            block(9, 255, b"xyz!"),
+        ];
         write_log_file(&path, blocks.clone().into_iter().map(Ok)).unwrap();
         let mut back = Vec::new();
         read_log_file(&path, 3, &mut |b| {

@@ -6,8 +6,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::workspace::{batch_reserve, slice_array_bytes};
 use retro_engine::{
-    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, StageTimes, Value,
-    Workspace,
+    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, StageTimes, Value, Workspace,
 };
 use retro_store::{SliceRecord, SliceTable, TableWriter};
 use std::collections::BTreeMap;
@@ -343,7 +342,27 @@ pub fn stage_min_memory(game: &dyn JobGame, stage: usize) -> u64 {
 /// The smallest window of an out-of-core stage: what one batch (a slice and the halves of its
 /// neighbours) may touch.
 fn batch_window(game: &dyn JobGame, stage: usize) -> u64 {
-    batch_reserve(largest_slice_bytes(game, stage))
+    batch_reserve(largest_out_of_core_slice_bytes(game, stage))
+}
+
+/// Bytes of the arrays of the largest slice of stage `stage` as the kernel lays them out out
+/// of core (compact where the game allows: [`JobGame::out_of_core_slice_bytes`]).
+pub fn largest_out_of_core_slice_bytes(game: &dyn JobGame, stage: usize) -> u64 {
+    game.stages()[stage]
+        .slices
+        .iter()
+        .map(|&s| game.out_of_core_slice_bytes(game.slice_len(s)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Bytes of all the arrays of stage `stage` as the kernel lays them out out of core.
+fn out_of_core_array_bytes(game: &dyn JobGame, stage: usize) -> u64 {
+    game.stages()[stage]
+        .slices
+        .iter()
+        .map(|&s| game.out_of_core_slice_bytes(game.slice_len(s)))
+        .sum()
 }
 
 /// What an out-of-core stage holds besides its window: its inputs (all of them, or with
@@ -432,8 +451,15 @@ pub fn plan_stage(
         });
     }
     let smallest_window = batch_window(game, stage);
-    let paged_inputs =
-        force_out_of_core || out_of_core_fixed(game, stage, false) + smallest_window > usable;
+    // Inputs are read only by the initial sweep, the arrays by every ply: inputs are paged
+    // when they would leave no room for the smallest window, or when paging them lets every
+    // slice's arrays stay resident and holding them would not.
+    let headroom = usable / HEADROOM_DIVISOR;
+    let resident = out_of_core_array_bytes(game, stage) + smallest_window + headroom;
+    let all_resident = |paged: bool| out_of_core_fixed(game, stage, paged) + resident <= usable;
+    let paged_inputs = force_out_of_core
+        || out_of_core_fixed(game, stage, false) + smallest_window > usable
+        || (!all_resident(false) && all_resident(true));
     let fixed = out_of_core_fixed(game, stage, paged_inputs);
     if fixed + smallest_window > usable {
         return None;
@@ -442,7 +468,7 @@ pub fn plan_stage(
         smallest_window
     } else {
         (usable - fixed)
-            .saturating_sub(usable / HEADROOM_DIVISOR)
+            .saturating_sub(headroom)
             .max(smallest_window)
     };
     Some(StagePlan {
