@@ -18,6 +18,12 @@
 //! slice's place in the stage) two sections, each a byte per position and a bitmap of final
 //! bits. Lists of positions (frontiers, scheduled exits) are grouped by section
 //! (`2 * slot + side`).
+//!
+//! **Compact arrays.** Where the driver asks for them and the game allows (out of core, in
+//! Sixteen Musashi), a section holds counter nibbles instead of bytes and no values: each ply's
+//! new frontier goes to the stage's value log ([`crate::value_log`]), pulls read the frontier
+//! as bitmaps, and the value tables are built from the log and the final bits at the end (see
+//! [`crate::rules`]).
 
 use crate::atomic::{ByteArray, ScratchError};
 use crate::bulk::claim_in_bulk;
@@ -446,9 +452,12 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     };
     let keeper = space.checkpoints();
     // On compact arrays, the values resolved so far (in a checkpoint too).
-    let new_log = || match compact {
-        true => ValueLog::new(lists, space).map(Some),
-        false => Ok(None),
+    let new_log = || {
+        if compact {
+            ValueLog::new(lists, space).map(Some)
+        } else {
+            Ok(None)
+        }
     };
     let mut log = new_log().map_err(scratch_error)?;
     let checkpoint_error = |what: String| KernelError::Checkpoint {
@@ -797,9 +806,10 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             }
             // On compact arrays, which hold no values, the positions that got the value `ply`
             // are the frontier's: marked in bitmaps for the slots a pull may reach.
-            let resolved = match compact {
-                true => frontier_bitmaps(game, stage, &frontier, batch, &pull, &lens),
-                false => Vec::new(),
+            let resolved = if compact {
+                frontier_bitmaps(game, stage, &frontier, batch, &pull, &lens)
+            } else {
+                Vec::new()
             };
             // Whether the position `(to, to_key)`, with `side` to move, got the value `ply`.
             let has_ply_value = |side: Side, out: &mut SlotLists, to: SliceId, to_key: u64| {

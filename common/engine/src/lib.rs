@@ -9,7 +9,8 @@
 //! stage can be shared by workers.
 //!
 //! Values are one byte per position and side to move: win, draw or loss with the distance to
-//! the end; see [`value`].
+//! the end; see [`value`]. (While a stage is solved on compact arrays they are not stored at all
+//! until its end: see [`rules`] and the value log.)
 
 #![warn(missing_docs)]
 
