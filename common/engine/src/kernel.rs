@@ -67,6 +67,13 @@ pub struct SolvedSlice {
     pub values: [ByteArray; 2],
 }
 
+/// Where the stage kernel may hand each slice's solved values as soon as they exist, as
+/// `(slot, slice)`, instead of returning them all at the end: on compact arrays the values are
+/// built from the value log one slice at a time, and a driver that encodes each at once (the
+/// table writer) never holds more than a slice per thread — no scratch copy of the stage's
+/// values (2 bytes per slot: 24 GB for BOARD33's `browns=16`). An error stops the stage.
+pub type SliceSink<'a> = &'a (dyn Fn(usize, SolvedSlice) -> Result<(), String> + Sync);
+
 /// What happened in one ply, for progress display and logs.
 #[derive(Clone, Copy, Debug)]
 pub struct PlyReport {
@@ -154,6 +161,14 @@ pub enum KernelError {
         /// The stage's name.
         stage: String,
         /// What went wrong (the keeper names its files).
+        what: String,
+    },
+    /// A solved slice could not be handed over ([`SliceSink`]).
+    #[error("stage {stage}: {what}")]
+    Tables {
+        /// The stage's name.
+        stage: String,
+        /// What the sink reported.
         what: String,
     },
     /// The game broke a contract of the [`Game`] trait.
@@ -422,7 +437,20 @@ pub fn solve_stage<G: Game, F: FinalValues>(
     stage: &Stage,
     finals: &F,
     space: &Workspace,
+    on_ply: impl FnMut(PlyReport),
+) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
+    solve_stage_into(game, stage, finals, space, on_ply, None)
+}
+
+/// [`solve_stage`], handing each slice to `sink` as soon as it is solved where the kernel can
+/// (on compact arrays: see [`SliceSink`]); returns the slices not handed over.
+pub fn solve_stage_into<G: Game, F: FinalValues>(
+    game: &G,
+    stage: &Stage,
+    finals: &F,
+    space: &Workspace,
     mut on_ply: impl FnMut(PlyReport),
+    sink: Option<SliceSink>,
 ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
     let clock = Instant::now();
     let roles = SideRoles::of(game);
@@ -1005,8 +1033,14 @@ pub fn solve_stage<G: Game, F: FinalValues>(
             let build = Instant::now();
             times.value_log_bytes = log.bytes();
             times.value_log_keys = log.keys();
-            let solved = build_from_log(game, stage, &lens, &final_bits, log, space, &clocks)
-                .map_err(scratch_error)?;
+            let solved = build_from_log(game, stage, &lens, &final_bits, log, space, &clocks, sink)
+                .map_err(|e| match e {
+                    Built::Scratch(e) => scratch_error(e),
+                    Built::Sink(what) => KernelError::Tables {
+                        stage: stage.name.clone(),
+                        what,
+                    },
+                })?;
             times.build = build.elapsed();
             solved
         }
@@ -1274,10 +1308,25 @@ fn frontier_bitmaps<G: Game>(
     marked
 }
 
+/// Why the value tables could not be built from the log.
+enum Built {
+    Scratch(ScratchError),
+    Sink(String),
+}
+
+impl From<ScratchError> for Built {
+    fn from(e: ScratchError) -> Built {
+        Built::Scratch(e)
+    }
+}
+
 /// The value tables of a stage solved on compact arrays: per slot and side, every position
 /// whose final bit is clear is a draw, every final one is non-canonical unless the value log
-/// holds it with its value (the log holds exactly the positions the plies resolved). Out of
-/// core the tables are file-backed scratch arrays, their pages dropped once built.
+/// holds it with its value (the log holds exactly the positions the plies resolved). With a
+/// `sink`, each slice goes to it as soon as it is built (in anonymous memory, one slice per
+/// thread) and none is returned; else out of core the tables are file-backed scratch arrays,
+/// their pages dropped once built.
+#[allow(clippy::too_many_arguments)]
 fn build_from_log<G: Game>(
     game: &G,
     stage: &Stage,
@@ -1286,8 +1335,9 @@ fn build_from_log<G: Game>(
     log: &ValueLog,
     space: &Workspace,
     clocks: &SlotClocks,
-) -> Result<Vec<SolvedSlice>, ScratchError> {
-    stage
+    sink: Option<SliceSink>,
+) -> Result<Vec<SolvedSlice>, Built> {
+    let solved: Vec<Option<SolvedSlice>> = stage
         .slices
         .par_iter()
         .enumerate()
@@ -1295,7 +1345,7 @@ fn build_from_log<G: Game>(
             clocks.time(s, || {
                 let n = lens[s] as usize;
                 let build = |side: Side| -> Result<ByteArray, ScratchError> {
-                    let mut values = match space.scratch() {
+                    let mut values = match space.scratch().filter(|_| sink.is_none()) {
                         Some(dir) => ByteArray::file_backed(dir, n)?,
                         None => ByteArray::zeroed(n),
                     };
@@ -1316,11 +1366,16 @@ fn build_from_log<G: Game>(
                     values.release();
                     Ok(values)
                 };
-                Ok(SolvedSlice {
+                let solved = SolvedSlice {
                     slice,
                     values: [build(Side::First)?, build(Side::Second)?],
-                })
+                };
+                match sink {
+                    Some(sink) => sink(s, solved).map(|()| None).map_err(Built::Sink),
+                    None => Ok(Some(solved)),
+                }
             })
         })
-        .collect()
+        .collect::<Result<_, Built>>()?;
+    Ok(solved.into_iter().flatten().collect())
 }

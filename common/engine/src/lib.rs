@@ -35,8 +35,8 @@ pub mod workspace;
 pub use atomic::{ByteArray, ScratchError};
 pub use game::{BulkPlan, Game, Move, Share, Side, SliceId, Stage};
 pub use kernel::{
-    compact_workspace_slice_bytes, solve_stage, FinalValues, KernelError, PlyReport, SolvedSlice,
-    StageTimes,
+    compact_workspace_slice_bytes, solve_stage, solve_stage_into, FinalValues, KernelError,
+    PlyReport, SliceSink, SolvedSlice, StageTimes,
 };
 pub use meter::{DiskIo, SliceCost};
 pub use value::{Outcome, Value};

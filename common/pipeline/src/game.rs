@@ -23,8 +23,8 @@ use retro_engine::margin_steps;
 use retro_engine::recurrence;
 use retro_engine::superstep::{self, SlotState, StepOutput};
 use retro_engine::{
-    solve_stage, Game, KernelError, Outcome, PlyReport, Side, SliceId, SolvedSlice, Stage,
-    StageTimes, Value, Workspace,
+    solve_stage_into, Game, KernelError, Outcome, PlyReport, Side, SliceId, SliceSink, SolvedSlice,
+    Stage, StageTimes, Value, Workspace,
 };
 use retro_store::Manifest;
 use std::sync::Arc;
@@ -207,13 +207,15 @@ pub trait JobGame: Send + Sync {
     /// Which sections of the tables of earlier stages a stage reads: those of the side moved
     /// to by moves that leave a stage. (Sixteen Musashi reads only brown-to-move values.)
     fn reads_sections(&self) -> [bool; 2];
-    /// Solves one stage from the final values of the stages it reads.
+    /// Solves one stage from the final values of the stages it reads; the slices the solver
+    /// hands to `sink` as they are solved ([`retro_engine::SliceSink`]) are not returned.
     fn solve_stage(
         &self,
         stage: &Stage,
         finals: &Finals,
         space: &Workspace,
         on_ply: &mut dyn FnMut(PlyReport),
+        sink: Option<SliceSink>,
     ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError>;
     /// Whether a stage can be solved in supersteps (split into one task per slice and ply).
     fn splits(&self) -> bool;
@@ -446,8 +448,9 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
         finals: &Finals,
         space: &Workspace,
         on_ply: &mut dyn FnMut(PlyReport),
+        sink: Option<SliceSink>,
     ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
-        solve_stage(&self.0, stage, finals, space, on_ply)
+        solve_stage_into(&self.0, stage, finals, space, on_ply, sink)
     }
 
     fn out_of_core_slice_bytes(&self, len: u64) -> u64 {
@@ -526,7 +529,9 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         finals: &Finals,
         space: &Workspace,
         on_ply: &mut dyn FnMut(PlyReport),
+        _sink: Option<SliceSink>,
     ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
+        // The margin solver returns every slice (its thresholds reuse the stage's arrays).
         let (margins, times) = solve_margin_stage(&self.0, stage, finals, space, on_ply)?;
         let solved = margins
             .into_iter()

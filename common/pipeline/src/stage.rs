@@ -6,12 +6,13 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use retro_engine::workspace::{batch_reserve, slice_array_bytes};
 use retro_engine::{
-    ByteArray, FinalValues, PlyReport, Side, SliceId, SolvedSlice, StageTimes, Value, Workspace,
+    ByteArray, FinalValues, PlyReport, Side, SliceId, SliceSink, SolvedSlice, StageTimes, Value,
+    Workspace,
 };
 use retro_store::{SliceRecord, SliceTable, TableWriter};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The final values of one slice of a finished stage that later stages read: the sections
@@ -162,16 +163,45 @@ pub fn compute_stage(
     };
     let out_of_core = placement != Placement::InMemory;
     release_free_memory();
-    let (solved, mut times) = game.solve_stage(&stages[stage], finals, &space, &mut |report| {
-        // Out of core the budget is tight: what a ply's lists freed goes back at once.
-        if out_of_core {
-            release_free_memory();
-        }
-        on_ply(report)
-    })?;
+    // Out of core, slices the kernel solves one at a time (compact arrays: built from the
+    // value log at the end) are encoded and written as they come, never kept.
+    let sunk: Mutex<Vec<(usize, SliceRecord)>> = Mutex::new(Vec::new());
+    let encode_slot = |slot: usize, solved: SolvedSlice| -> std::result::Result<(), String> {
+        let record =
+            encode_slice(game, stage, &solved, level, write).map_err(|e| format!("{e:#}"))?;
+        sunk.lock()
+            .expect("table records lock")
+            .push((slot, record));
+        Ok(())
+    };
+    let sink: Option<SliceSink> = if out_of_core {
+        Some(&encode_slot)
+    } else {
+        None
+    };
+    let (solved, mut times) = game.solve_stage(
+        &stages[stage],
+        finals,
+        &space,
+        &mut |report| {
+            // Out of core the budget is tight: what a ply's lists freed goes back at once.
+            if out_of_core {
+                release_free_memory();
+            }
+            on_ply(report)
+        },
+        sink,
+    )?;
     release_free_memory();
     let clock = Instant::now();
-    let tables = encode_stage(game, stage, &solved, level, write)?;
+    let mut sunk = sunk.into_inner().expect("table records lock");
+    let tables = if sunk.is_empty() {
+        encode_stage(game, stage, &solved, level, write)?
+    } else {
+        // Encoded while the kernel built them (its `build` time).
+        sunk.sort_by_key(|&(slot, _)| slot);
+        sunk.into_iter().map(|(_, record)| record).collect()
+    };
     let encode = clock.elapsed();
     // The tables are in the stage's slice order.
     for (cost, table) in times.slices.iter_mut().zip(&tables) {
@@ -220,41 +250,51 @@ pub fn encode_stage(
 ) -> Result<Vec<SliceRecord>> {
     solved
         .par_iter()
-        .map(|s| {
-            let name = game.slice_name(s.slice);
-            let sections = game.section_names();
-            let bytes = TableWriter::encode(
-                &name,
-                &[
-                    (sections[0], &s.values[0][..]),
-                    (sections[1], &s.values[1][..]),
-                ],
-                level,
-            );
-            let histograms = [&s.values[0][..], &s.values[1][..]]
-                .iter()
-                .map(|values| histogram(game, values))
-                .collect();
-            // Out of core, each slice is read once here: drop its pages afterwards.
-            s.values[0].release();
-            s.values[1].release();
-            let encoded = EncodedSlice {
-                record: SliceRecord {
-                    id: s.slice.0,
-                    stage,
-                    name,
-                    file: game.table_file_name(s.slice),
-                    positions: s.values[0].len() as u64,
-                    bytes: bytes.len() as u64,
-                    checksum: format!("{:016x}", retro_store::checksum(&bytes)),
-                    histograms,
-                },
-                bytes,
-            };
-            write(&encoded)?;
-            Ok(encoded.record)
-        })
+        .map(|s| encode_slice(game, stage, s, level, write))
         .collect()
+}
+
+/// Encodes the table of one solved slice of stage `stage`, hands it to `write`, and returns
+/// its manifest record.
+fn encode_slice(
+    game: &dyn JobGame,
+    stage: usize,
+    s: &SolvedSlice,
+    level: i32,
+    write: WriteTable,
+) -> Result<SliceRecord> {
+    let name = game.slice_name(s.slice);
+    let sections = game.section_names();
+    let bytes = TableWriter::encode(
+        &name,
+        &[
+            (sections[0], &s.values[0][..]),
+            (sections[1], &s.values[1][..]),
+        ],
+        level,
+    );
+    let histograms = [&s.values[0][..], &s.values[1][..]]
+        .iter()
+        .map(|values| histogram(game, values))
+        .collect();
+    // Out of core, each slice is read once here: drop its pages afterwards.
+    s.values[0].release();
+    s.values[1].release();
+    let encoded = EncodedSlice {
+        record: SliceRecord {
+            id: s.slice.0,
+            stage,
+            name,
+            file: game.table_file_name(s.slice),
+            positions: s.values[0].len() as u64,
+            bytes: bytes.len() as u64,
+            checksum: format!("{:016x}", retro_store::checksum(&bytes)),
+            histograms,
+        },
+        bytes,
+    };
+    write(&encoded)?;
+    Ok(encoded.record)
 }
 
 /// Canonical positions by stored byte (the solver's non-canonical marker is not a value): the
