@@ -1033,14 +1033,36 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             let build = Instant::now();
             times.value_log_bytes = log.bytes();
             times.value_log_keys = log.keys();
-            let solved = build_from_log(game, stage, &lens, &final_bits, log, space, &clocks, sink)
-                .map_err(|e| match e {
-                    Built::Scratch(e) => scratch_error(e),
-                    Built::Sink(what) => KernelError::Tables {
-                        stage: stage.name.clone(),
-                        what,
-                    },
-                })?;
+            // The counters are done with: their memory goes to the tables being built (one
+            // slice per thread, two bytes a slot); and the final bits are dropped from memory
+            // but for the slices being built (out of core they may be file-backed).
+            drop(values);
+            drop(std::mem::take(&mut arrays.values));
+            let release = |s: usize| {
+                for bits in &arrays.finals[s] {
+                    bits.release();
+                }
+            };
+            // The window's file-backed pages kept resident for the plies are no use now.
+            (0..n).for_each(release);
+            let solved = build_from_log(
+                game,
+                stage,
+                &lens,
+                &final_bits,
+                log,
+                space,
+                &clocks,
+                sink,
+                &release,
+            )
+            .map_err(|e| match e {
+                Built::Scratch(e) => scratch_error(e),
+                Built::Sink(what) => KernelError::Tables {
+                    stage: stage.name.clone(),
+                    what,
+                },
+            })?;
             times.build = build.elapsed();
             solved
         }
@@ -1336,46 +1358,63 @@ fn build_from_log<G: Game>(
     space: &Workspace,
     clocks: &SlotClocks,
     sink: Option<SliceSink>,
+    release: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<SolvedSlice>, Built> {
-    let solved: Vec<Option<SolvedSlice>> = stage
-        .slices
-        .par_iter()
-        .enumerate()
-        .map(|(s, &slice)| {
-            clocks.time(s, || {
-                let n = lens[s] as usize;
-                let build = |side: Side| -> Result<ByteArray, ScratchError> {
-                    let mut values = match space.scratch().filter(|_| sink.is_none()) {
-                        Some(dir) => ByteArray::file_backed(dir, n)?,
-                        None => ByteArray::zeroed(n),
-                    };
-                    let bits = final_bits[s][side.index()];
-                    for (w, chunk) in values.chunks_mut(64).enumerate() {
-                        let word = bits[w].load(Relaxed);
-                        for (b, byte) in chunk.iter_mut().enumerate() {
-                            *byte = if word >> b & 1 == 1 {
-                                Value::NON_CANONICAL.0
-                            } else {
-                                Value::DRAW.0
-                            };
-                        }
+    // One slice: its two sides built side by side, then handed over (or kept).
+    let one = |s: usize, slice: SliceId| -> Result<Option<SolvedSlice>, Built> {
+        clocks.time(s, || {
+            let n = lens[s] as usize;
+            let build = |side: Side| -> Result<ByteArray, ScratchError> {
+                let mut values = match space.scratch().filter(|_| sink.is_none()) {
+                    Some(dir) => ByteArray::file_backed(dir, n)?,
+                    None => ByteArray::zeroed(n),
+                };
+                let bits = final_bits[s][side.index()];
+                for (w, chunk) in values.chunks_mut(64).enumerate() {
+                    let word = bits[w].load(Relaxed);
+                    for (b, byte) in chunk.iter_mut().enumerate() {
+                        *byte = if word >> b & 1 == 1 {
+                            Value::NON_CANONICAL.0
+                        } else {
+                            Value::DRAW.0
+                        };
                     }
-                    log.replay(section_of(s as u32, side), |key, value| {
-                        values[game.index(slice, key) as usize] = value;
-                    })?;
-                    values.release();
-                    Ok(values)
-                };
-                let solved = SolvedSlice {
-                    slice,
-                    values: [build(Side::First)?, build(Side::Second)?],
-                };
-                match sink {
-                    Some(sink) => sink(s, solved).map(|()| None).map_err(Built::Sink),
-                    None => Ok(Some(solved)),
                 }
-            })
+                log.replay(section_of(s as u32, side), |key, value| {
+                    values[game.index(slice, key) as usize] = value;
+                })?;
+                values.release();
+                Ok(values)
+            };
+            let (first, second) = rayon::join(|| build(Side::First), || build(Side::Second));
+            let solved = SolvedSlice {
+                slice,
+                values: [first?, second?],
+            };
+            release(s);
+            match sink {
+                Some(sink) => sink(s, solved).map(|()| None).map_err(Built::Sink),
+                None => Ok(Some(solved)),
+            }
         })
-        .collect::<Result<_, Built>>()?;
+    };
+    // Handed over, the slices go one at a time (each side on its own thread): a slice's values
+    // are the only memory the build adds, within what the window left free. Kept, they are
+    // built in parallel (in scratch files out of core).
+    let solved: Vec<Option<SolvedSlice>> = if sink.is_some() {
+        stage
+            .slices
+            .iter()
+            .enumerate()
+            .map(|(s, &slice)| one(s, slice))
+            .collect::<Result<_, Built>>()?
+    } else {
+        stage
+            .slices
+            .par_iter()
+            .enumerate()
+            .map(|(s, &slice)| one(s, slice))
+            .collect::<Result<_, Built>>()?
+    };
     Ok(solved.into_iter().flatten().collect())
 }

@@ -140,26 +140,31 @@ impl ValueLog {
             .iter()
             .flat_map(|(sec, chunks)| chunks.chunks(GROUP_CHUNKS).map(|group| (*sec, group)))
             .collect();
-        let store = &self.store;
-        let blocks: Vec<(usize, Block)> = groups
-            .par_iter()
-            .map(|&(sec, group)| {
-                let (packed, len) = code(group);
-                let offset = store.lock().expect("value log lock").append(&packed)?;
-                Ok((
-                    sec,
-                    Block {
-                        value,
-                        offset,
-                        len: packed.len() as u32,
-                        keys: len as u32,
-                    },
-                ))
-            })
-            .collect::<Result<_, ScratchError>>()?;
-        frontier.release();
-        for (sec, block) in blocks {
-            self.add(sec, block);
+        // A round of groups per thread or two at a time; a spilled frontier's pages are
+        // dropped after each round, so a large frontier is never resident at once.
+        let per_round = 2 * rayon::current_num_threads().max(1);
+        for round in groups.chunks(per_round) {
+            let store = &self.store;
+            let blocks: Vec<(usize, Block)> = round
+                .par_iter()
+                .map(|&(sec, group)| {
+                    let (packed, len) = code(group);
+                    let offset = store.lock().expect("value log lock").append(&packed)?;
+                    Ok((
+                        sec,
+                        Block {
+                            value,
+                            offset,
+                            len: packed.len() as u32,
+                            keys: len as u32,
+                        },
+                    ))
+                })
+                .collect::<Result<_, ScratchError>>()?;
+            frontier.release();
+            for (sec, block) in blocks {
+                self.add(sec, block);
+            }
         }
         Ok(())
     }
