@@ -285,7 +285,13 @@ impl StageArrays {
             .map(|&n| layout.slice_bytes(n))
             .max()
             .unwrap_or(0);
-        let reserve = batch_reserve(largest);
+        // Compact stages build their tables at the end, a slice (two bytes a slot) at a time:
+        // that much is kept free too.
+        let build = match layout {
+            Layout::Bytes => 0,
+            Layout::Compact { .. } => 2 * lens.iter().copied().max().unwrap_or(0),
+        };
+        let reserve = batch_reserve(largest) + build;
         let mut in_memory_left = space.window().saturating_sub(reserve);
         let mut in_memory = 0;
         let mut file_bytes = Vec::new();
