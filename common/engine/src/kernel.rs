@@ -1407,20 +1407,13 @@ fn build_from_log<G: Game>(
     // Handed over, the slices go one at a time (each side on its own thread): a slice's values
     // are the only memory the build adds, within what the window left free. Kept, they are
     // built in parallel (in scratch files out of core).
-    let solved: Vec<Option<SolvedSlice>> = if sink.is_some() {
-        stage
-            .slices
-            .iter()
-            .enumerate()
-            .map(|(s, &slice)| one(s, slice))
-            .collect::<Result<_, Built>>()?
-    } else {
-        stage
-            .slices
-            .par_iter()
-            .enumerate()
-            .map(|(s, &slice)| one(s, slice))
-            .collect::<Result<_, Built>>()?
-    };
+    let per_task = if sink.is_some() { usize::MAX } else { 1 };
+    let solved: Vec<Option<SolvedSlice>> = stage
+        .slices
+        .par_iter()
+        .enumerate()
+        .with_min_len(per_task)
+        .map(|(s, &slice)| one(s, slice))
+        .collect::<Result<_, Built>>()?;
     Ok(solved.into_iter().flatten().collect())
 }
