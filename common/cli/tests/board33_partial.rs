@@ -4,6 +4,16 @@ mod support;
 
 use support::*;
 
+/// The first `rows` rows of the committed count table of the full BOARD33
+/// (`docs/board33-counts.csv`, printed by `retro counts` from the full solve's tables).
+fn committed_full_board_rows(rows: usize) -> String {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/board33-counts.csv");
+    let table = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("the full board's count table {}: {e}", path.display()));
+    table.lines().take(rows).map(|l| format!("{l}\n")).collect()
+}
+
 #[test]
 fn board33_up_to_six_browns_satisfies_the_recurrence() {
     let dir = temp_dir("b33").join("out");
@@ -25,6 +35,7 @@ fn board33_up_to_six_browns_satisfies_the_recurrence() {
     assert!(out.contains("recurrence: OK"), "{out}");
     let counts = retro_ok(&["counts", "--out", s(&dir)]);
     assert_eq!(counts.lines().count(), 7);
+    assert_eq!(counts, committed_full_board_rows(7));
     // Position counts up to symmetry: 33 * C(32, k) * 2 raw positions per row, and a mirror
     // group of order 2, so each row holds between half and all of them.
     for (k, line) in counts.lines().enumerate() {
@@ -228,6 +239,13 @@ fn solves_stay_within_the_memory_budget_or_refuse_up_front() {
         );
         let report = retro_ok(&["verify", "--out", s(&out), "--recurrence", "200"]);
         assert!(report.contains("recurrence"), "{report}");
+        // Positions with at most k browns never reach more, so the rows solved here are the
+        // full board's rows (solved out of core on compact arrays here, by the full run there).
+        let rows: usize = browns.parse::<usize>().unwrap() + 1;
+        assert_eq!(
+            retro_ok(&["counts", "--out", s(&out)]),
+            committed_full_board_rows(rows)
+        );
         // Cannot fit even out of core: one clear line before any work, naming the stage.
         let out = dir.join(format!("refused{}", mode.len()));
         let e = run_err(args("8", "120MiB", &out));
