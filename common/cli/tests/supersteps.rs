@@ -134,9 +134,26 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
     // Then SIGKILL the coordinator while stages are being solved by steps, and restart it, five
     // times. Each time, the steps already done must never be given out again: the kill may
     // fall between a merge and its reply, and the worker's repeated report must not undo it.
-    wait_until(Duration::from_secs(120), "a stage is split", || {
-        !cluster.stages_in(job, "stepping").is_empty() || cluster.job_state(job) == "done"
-    });
+    // Wait for a split stage with at least one step done, so that the first kill already has
+    // finished steps to lose (without that wait, a kill at once could find none done).
+    let steps_done = || -> i64 {
+        cluster
+            .db()
+            .query_row(
+                "SELECT COUNT(*) FROM steps WHERE job_id = ?1 AND state = 'done'",
+                [job],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    wait_until(
+        Duration::from_secs(120),
+        "a split stage has a step done",
+        || {
+            (!cluster.stages_in(job, "stepping").is_empty() && steps_done() > 0)
+                || cluster.job_state(job) == "done"
+        },
+    );
     let mut done_at_kill: Vec<(i64, Vec<String>)> = Vec::new();
     for delay_ms in [0, 700, 300, 1100, 500] {
         std::thread::sleep(Duration::from_millis(delay_ms));
