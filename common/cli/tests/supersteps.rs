@@ -136,21 +136,23 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
     // fall between a merge and its reply, and the worker's repeated report must not undo it.
     // Wait for a split stage with at least one step done, so that the first kill already has
     // finished steps to lose (without that wait, a kill at once could find none done).
-    let steps_done = || -> i64 {
-        cluster
-            .db()
-            .query_row(
-                "SELECT COUNT(*) FROM steps WHERE job_id = ?1 AND state = 'done'",
-                [job],
-                |r| r.get(0),
-            )
+    let steps_done = || -> Vec<String> {
+        let db = cluster.db();
+        let mut stmt = db
+            .prepare("SELECT name FROM steps WHERE job_id = ?1 AND state = 'done'")
+            .unwrap();
+        let done = stmt
+            .query_map([job], |r| r.get(0))
             .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        done
     };
     wait_until(
         Duration::from_secs(120),
         "a split stage has a step done",
         || {
-            (!cluster.stages_in(job, "stepping").is_empty() && steps_done() > 0)
+            (!cluster.stages_in(job, "stepping").is_empty() && !steps_done().is_empty())
                 || cluster.job_state(job) == "done"
         },
     );
@@ -162,16 +164,7 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
         }
         coordinator.kill();
         let last_event = cluster.last_event();
-        let db = cluster.db();
-        let mut stmt = db
-            .prepare("SELECT name FROM steps WHERE job_id = ?1 AND state = 'done'")
-            .unwrap();
-        let done: Vec<String> = stmt
-            .query_map([job], |r| r.get(0))
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect();
-        done_at_kill.push((last_event, done));
+        done_at_kill.push((last_event, steps_done()));
         coordinator = split_everything(&cluster);
     }
     assert!(
