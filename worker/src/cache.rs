@@ -138,7 +138,13 @@ mod tests {
     #[test]
     fn evicts_least_recently_used_within_capacity() {
         let mut c = MemoryCache::new(10);
-        let v = |n| Arc::new(FinalSlice([Some(retro_engine::ByteArray::zeroed(n)), None]));
+        let v = |n| {
+            let values = retro_engine::ByteArray::zeroed(n);
+            Arc::new(FinalSlice([
+                Some(retro_pipeline::FinalSection::Resident(values)),
+                None,
+            ]))
+        };
         c.keep_finals(1, 1, "a", v(4));
         c.keep_finals(1, 2, "b", v(4));
         assert!(c.finals(1, 1, "a").is_some());

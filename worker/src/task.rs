@@ -74,19 +74,11 @@ pub fn run_task(
     let mut times = pb::TaskTimes::default();
 
     let clock = Instant::now();
-    let paged = plan.placement.pages_inputs();
-    if paged {
-        std::fs::create_dir_all(&scratch)
-            .with_context(|| format!("cannot create {}", scratch.display()))?;
-    }
-    let (finals, bytes) = load_finals(
-        task,
-        game,
-        storage,
-        pool,
-        cache,
-        paged.then_some(scratch.as_path()),
-    )?;
+    let block_cache = plan
+        .placement
+        .pages_inputs()
+        .then(|| retro_pipeline::stage::input_cache(game, stage));
+    let (finals, bytes) = load_finals(task, game, storage, pool, cache, block_cache.as_ref())?;
     times.bytes_read += bytes;
     for &d in &stages[stage].depends_on {
         for s in &stages[d].slices {
@@ -220,16 +212,16 @@ fn shard_descriptor(task: &pb::Task, record: &retro_store::SliceRecord) -> pb::S
 }
 
 /// The final values a task reads (`task.inputs`): from the cache, else decompressed from their
-/// tables (every block checksum-verified) and cached. With `paged` (a stage too large to hold
-/// its inputs) every input is read into a scratch file in that directory and paged, and not
-/// cached. Returns them with the bytes read from storage.
+/// tables (every block checksum-verified) and cached. With `through` (a stage too large to hold
+/// its inputs) every input is read block by block from its table through that cache, and not
+/// kept. Returns them with the bytes read from storage.
 fn load_finals(
     task: &pb::Task,
     game: &dyn JobGame,
     storage: &dyn Storage,
     pool: &rayon::ThreadPool,
     cache: &Mutex<MemoryCache>,
-    paged: Option<&std::path::Path>,
+    through: Option<&Arc<retro_store::BlockCache>>,
 ) -> Result<(Finals, u64)> {
     let mut finals = Finals::empty(game.slice_count());
     let read = game.reads_sections();
@@ -241,7 +233,7 @@ fn load_finals(
                 bail!("input slice {} does not exist", d.slice_id);
             }
             match cache.finals(task.job_id, d.slice_id, &d.checksum) {
-                Some(v) if paged.is_none() => finals.0[d.slice_id as usize] = Some(v),
+                Some(v) if through.is_none() => finals.0[d.slice_id as usize] = Some(v),
                 _ => missing.push(d),
             }
         }
@@ -252,7 +244,7 @@ fn load_finals(
             .map(|d| -> Result<_> {
                 let values = storage
                     .open_table(&d.path)
-                    .and_then(|t| Finals::values_of(&t, read, paged))
+                    .and_then(|t| Finals::values_of(t, read, through))
                     .with_context(|| format!("cannot read input {}", storage.describe(&d.path)))?;
                 Ok((d, Arc::new(values)))
             })
@@ -262,7 +254,7 @@ fn load_finals(
     for (d, values) in loaded {
         bytes += d.bytes;
         finals.0[d.slice_id as usize] = Some(values.clone());
-        if paged.is_none() {
+        if through.is_none() {
             cache.lock().expect("cache lock").keep_finals(
                 task.job_id,
                 d.slice_id,

@@ -13,7 +13,7 @@ use indicatif::ProgressBar;
 use retro_engine::{DiskIo, SliceCost};
 use retro_pipeline::lock::DirLock;
 use retro_pipeline::stage::{
-    compute_stage, plan_stage, stage_positions, too_large, Placement, StagePlan,
+    compute_stage, input_cache, plan_stage, stage_positions, too_large, Placement, StagePlan,
 };
 use retro_pipeline::{
     job_dir, FinalSlice, Finals, JobGame, StageCheckpoints, Start, COUNTS_FILE, SCRATCH,
@@ -300,11 +300,11 @@ fn stage_worker(
         let placement = st.plans[i].placement;
         drop(st);
         let scratch = out.join(SCRATCH);
-        if placement.pages_inputs() {
-            // Too large to hold its inputs: each is read into a scratch file and paged, and
-            // none is kept for later stages.
-            std::fs::create_dir_all(&scratch)
-                .with_context(|| format!("cannot create {}", scratch.display()))?;
+        // Too large to hold its inputs: each is read block by block from its table through a
+        // bounded cache, and none is kept for later stages.
+        let inputs_started = Instant::now();
+        let block_cache = placement.pages_inputs().then(|| input_cache(game, i));
+        if let Some(cache) = &block_cache {
             finals = Finals::empty(game.slice_count());
             let records = state.lock().expect("schedule lock").manifest.slices.clone();
             for &d in &stages[i].depends_on {
@@ -314,7 +314,7 @@ fn stage_worker(
                     finals.0[s.0 as usize] = Some(Finals::read_table(
                         &out.join(&record.file),
                         game.reads_sections(),
-                        Some(&scratch),
+                        Some(cache),
                     )?);
                 }
             }
@@ -325,6 +325,7 @@ fn stage_worker(
                 state.lock().expect("schedule lock").finals[slice.0 as usize] = Some(values);
             }
         }
+        let inputs_read = inputs_started.elapsed();
         let stage = &stages[i];
         let stage_started = Instant::now();
         let io_before = DiskIo::now();
@@ -422,6 +423,10 @@ fn stage_worker(
             stage = %stage.name,
             slots = stage_slots,
             compute_ms = compute.as_millis() as u64,
+            inputs_ms = inputs_read.as_millis() as u64,
+            // Blocks of the inputs decompressed (each is 16 Ki values), for a stage that reads
+            // them from their tables: how well its bounded cache served.
+            input_blocks_decompressed = block_cache.as_ref().map_or(0, |c| c.misses()),
             init_ms = times.init.as_millis() as u64,
             claim_plies_ms = times.claim_plies.as_millis() as u64,
             count_plies_ms = times.count_plies.as_millis() as u64,

@@ -56,6 +56,13 @@ pub trait FinalValues: Sync {
     /// Called after each batch of initialisation (the only phase that reads final values): an
     /// implementation whose values are paged from disk drops their resident pages here.
     fn release(&self) {}
+
+    /// What could not be read, if anything: an implementation reading from files that finds
+    /// one damaged answers 0 for what it cannot read and says so here. Checked after each
+    /// batch of initialisation; the stage then stops with [`KernelError::Input`].
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The solved arrays of one slice.
@@ -169,6 +176,14 @@ pub enum KernelError {
         /// The stage's name.
         stage: String,
         /// What the sink reported.
+        what: String,
+    },
+    /// The final values of an earlier stage could not be read ([`FinalValues::failure`]).
+    #[error("stage {stage}: cannot read an earlier stage's values: {what}")]
+    Input {
+        /// The stage's name.
+        stage: String,
+        /// What the reader reported (naming the file).
         what: String,
     },
     /// The game broke a contract of the [`Game`] trait.
@@ -666,6 +681,12 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             }
             after_batch(&touched);
             finals.release();
+            if let Some(what) = finals.failure() {
+                return Err(KernelError::Input {
+                    stage: stage.name.clone(),
+                    what,
+                });
+            }
             batch_start.charge(&mut times.slices, batch, &lens);
         }
         let mut frontier = lost.into_inner();

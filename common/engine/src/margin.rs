@@ -70,6 +70,23 @@ pub trait ScoreGame: Game {
 pub trait FinalMargins: Sync {
     /// The margin at `index` of `slice` (a finished stage) with `side` to move.
     fn margin(&self, side: Side, slice: SliceId, index: u64) -> Margin;
+
+    /// What could not be read, if anything (as [`FinalValues::failure`]): checked when a stage
+    /// is solved, before its margins are returned.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+}
+
+/// `Err(KernelError::Input)` if `finals` reports a failure to read.
+pub(crate) fn check_finals<F: FinalMargins>(stage: &Stage, finals: &F) -> Result<(), KernelError> {
+    match finals.failure() {
+        Some(what) => Err(KernelError::Input {
+            stage: stage.name.clone(),
+            what,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The solved margins of one slice.
@@ -198,6 +215,19 @@ impl FinalValues for NoFinals {
 /// one win/draw/loss run per threshold (`on_ply` hears every ply of every run; the times
 /// returned are those of all runs together).
 pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
+    game: &G,
+    stage: &Stage,
+    finals: &F,
+    space: &Workspace,
+    on_ply: impl FnMut(PlyReport),
+) -> Result<(Vec<MarginSlice>, StageTimes), KernelError> {
+    let solved = solve_margins(game, stage, finals, space, on_ply)?;
+    check_finals(stage, finals)?;
+    Ok(solved)
+}
+
+/// [`solve_margin_stage`] before the check that every final margin could be read.
+fn solve_margins<G: ScoreGame, F: FinalMargins>(
     game: &G,
     stage: &Stage,
     finals: &F,

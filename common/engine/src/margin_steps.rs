@@ -170,7 +170,9 @@ pub fn first_step<G: ScoreGame, F: FinalMargins>(
         finals,
         bound: bound(game, stage)?,
     };
-    superstep::first_step(&all, stage, slot, &NoFinals)
+    let first = superstep::first_step(&all, stage, slot, &NoFinals)?;
+    crate::margin::check_finals(stage, finals)?;
+    Ok(first)
 }
 
 /// Whether step `ply` of a score stage is a double step ([`superstep::is_double`]): never,

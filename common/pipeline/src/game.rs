@@ -15,7 +15,7 @@
 //! handed to the coordinator and the workers as an [`OpenGame`] function, so that none of them
 //! depends on a game crate.
 
-use crate::stage::{FinalSlice, Finals};
+use crate::stage::{FinalSection, FinalSlice, Finals};
 use anyhow::Result;
 use retro_engine::margin::{self, solve_margin_stage, FinalMargins, Margin, ScoreGame};
 use retro_engine::margin_graph;
@@ -358,6 +358,10 @@ impl FinalMargins for Finals {
     fn margin(&self, side: Side, slice: SliceId, index: u64) -> Margin {
         Margin(retro_engine::FinalValues::value(self, side, slice, index).0 as i8)
     }
+
+    fn failure(&self) -> Option<String> {
+        retro_engine::FinalValues::failure(self)
+    }
 }
 
 /// The parts of [`JobGame`] every solver answers the same way from [`GameRules`].
@@ -624,5 +628,6 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
 /// Keeps only the sections of a solved slice that later stages read.
 pub fn final_slice(values: [retro_engine::ByteArray; 2], read: [bool; 2]) -> FinalSlice {
     let [first, second] = values;
-    FinalSlice([read[0].then_some(first), read[1].then_some(second)])
+    let kept = |values, read: bool| read.then_some(FinalSection::Resident(values));
+    FinalSlice([kept(first, read[0]), kept(second, read[1])])
 }

@@ -40,7 +40,7 @@ pub use explore::{
 pub use game::{
     GameRules, JobGame, OpenGame, ScoreMargin, Solved, Start, StartPosition, WinDrawLoss,
 };
-pub use stage::{encode_stage, EncodedSlice, FinalSlice, Finals};
+pub use stage::{encode_stage, EncodedSlice, FinalSection, FinalSlice, Finals};
 pub use storage::{LocalStorage, Storage};
 
 /// The subdirectory of a job directory where out-of-core stages keep their scratch files

@@ -9,27 +9,65 @@ use retro_engine::{
     ByteArray, FinalValues, PlyReport, Side, SliceId, SliceSink, SolvedSlice, StageTimes, Value,
     Workspace,
 };
-use retro_store::{SliceRecord, SliceTable, TableWriter};
+use retro_store::{BlockCache, SectionReader, SliceRecord, SliceTable, TableWriter};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// One section of a finished slice's values, where a later stage reads it from.
+pub enum FinalSection {
+    /// Decompressed in memory (or kept from the stage that computed it).
+    Resident(ByteArray),
+    /// Read block by block from its table file through a bounded cache: a stage whose inputs
+    /// do not fit in memory ([`Placement::OutOfCore`] with `paged_inputs`).
+    Table(SectionReader),
+}
+
+impl FinalSection {
+    #[inline]
+    fn value(&self, index: u64) -> u8 {
+        match self {
+            FinalSection::Resident(values) => values[index as usize],
+            FinalSection::Table(reader) => reader.value(index),
+        }
+    }
+}
+
 /// The final values of one slice of a finished stage that later stages read: the sections
 /// ([`Side::index`]) the game reads (see [`JobGame::reads_sections`]), `None` for the others.
-pub struct FinalSlice(pub [Option<ByteArray>; 2]);
+pub struct FinalSlice(pub [Option<FinalSection>; 2]);
 
 impl FinalSlice {
-    /// Bytes held.
+    /// Bytes held in memory (a section read from its table holds none of its own: its blocks
+    /// are in the stage's bounded cache).
     pub fn bytes(&self) -> u64 {
-        self.0.iter().flatten().map(|v| v.len() as u64).sum()
+        self.0
+            .iter()
+            .flatten()
+            .map(|section| match section {
+                FinalSection::Resident(values) => values.len() as u64,
+                FinalSection::Table(_) => 0,
+            })
+            .sum()
     }
 
-    /// Drops the resident pages of file-backed sections.
+    /// Drops the resident pages of file-backed sections and of mapped table files.
     pub fn release(&self) {
-        for values in self.0.iter().flatten() {
-            values.release();
+        for section in self.0.iter().flatten() {
+            match section {
+                FinalSection::Resident(values) => values.release(),
+                FinalSection::Table(reader) => reader.release(),
+            }
         }
+    }
+
+    /// The first block of a section read from its table that could not be read, if any.
+    fn failure(&self) -> Option<String> {
+        self.0.iter().flatten().find_map(|section| match section {
+            FinalSection::Table(reader) => reader.failure().map(str::to_string),
+            FinalSection::Resident(_) => None,
+        })
     }
 }
 
@@ -44,39 +82,42 @@ impl Finals {
         Finals(vec![None; slice_count])
     }
 
-    /// Reads the sections `read` of the table at `path` (every block's checksum is verified on
-    /// the way) into memory, or with `paged` into file-backed arrays in that scratch directory,
-    /// whose pages the kernel drops after each slice it initialises.
+    /// The sections `read` of the table at `path`: decompressed into memory (every block's
+    /// checksum is verified on the way), or with `through` read from the file block by block
+    /// through that cache (each block verified when first decompressed).
     pub fn read_table(
         path: &Path,
         read: [bool; 2],
-        paged: Option<&Path>,
+        through: Option<&Arc<BlockCache>>,
     ) -> Result<Arc<FinalSlice>> {
         let values = SliceTable::open(path)
             .map_err(anyhow::Error::from)
-            .and_then(|table| Finals::values_of(&table, read, paged))
+            .and_then(|table| Finals::values_of(table, read, through))
             .with_context(|| format!("cannot read {}", path.display()))?;
         Ok(Arc::new(values))
     }
 
-    /// The sections `read` of an open table, in memory or (with `paged`) in file-backed arrays
-    /// in that scratch directory.
+    /// The sections `read` of an open table, in memory or (with `through`) read from the file
+    /// through that cache of decompressed blocks.
     pub fn values_of(
-        table: &SliceTable,
+        table: SliceTable,
         read: [bool; 2],
-        paged: Option<&Path>,
+        through: Option<&Arc<BlockCache>>,
     ) -> Result<FinalSlice> {
+        let table = Arc::new(table);
         let mut sections = [None, None];
         for side in Side::BOTH.into_iter().filter(|s| read[s.index()]) {
-            let len = table.section_len(side.index()) as usize;
-            let mut values = match paged {
-                // The error names the operation and the scratch directory.
-                Some(dir) => ByteArray::file_backed(dir, len)?,
-                None => ByteArray::zeroed(len),
-            };
-            table.read_section_into(side.index(), &mut values)?;
-            values.release();
-            sections[side.index()] = Some(values);
+            sections[side.index()] = Some(match through {
+                Some(cache) => {
+                    FinalSection::Table(SectionReader::new(table.clone(), side.index(), cache))
+                }
+                None => {
+                    let len = table.section_len(side.index()) as usize;
+                    let mut values = ByteArray::zeroed(len);
+                    table.read_section_into(side.index(), &mut values)?;
+                    FinalSection::Resident(values)
+                }
+            });
         }
         Ok(FinalSlice(sections))
     }
@@ -88,16 +129,20 @@ impl FinalValues for Finals {
         let slice = self.0[slice.0 as usize]
             .as_ref()
             .expect("the driver loads every dependency before solving a stage");
-        let values = slice.0[side.index()]
+        let section = slice.0[side.index()]
             .as_ref()
             .expect("the driver loads every section the game reads");
-        Value(values[index as usize])
+        Value(section.value(index))
     }
 
     fn release(&self) {
         for slice in self.0.iter().flatten() {
             slice.release();
         }
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.0.iter().flatten().find_map(|slice| slice.failure())
     }
 }
 
@@ -405,19 +450,27 @@ fn out_of_core_array_bytes(game: &dyn JobGame, stage: usize) -> u64 {
         .sum()
 }
 
+/// Bytes of decompressed blocks that a stage reading its inputs from their tables keeps in its
+/// shared cache ([`input_cache`]). Measured on BOARD33: see docs/out-of-core.md.
+pub const INPUT_CACHE_BYTES: u64 = 1 << 30;
+
+/// What the threads of such a stage keep of their own besides (each its recently used blocks,
+/// [`SectionReader`]), allowing for up to four threads.
+const INPUT_RECENT_BYTES: u64 = 64 << 20;
+
+/// The cache of decompressed blocks through which stage `stage` reads its inputs when it does
+/// not hold them ([`Placement::OutOfCore`] with `paged_inputs`): at most
+/// [`INPUT_CACHE_BYTES`], less if the inputs are smaller.
+pub fn input_cache(game: &dyn JobGame, stage: usize) -> Arc<BlockCache> {
+    BlockCache::new(input_bytes(game, stage).min(INPUT_CACHE_BYTES))
+}
+
 /// What an out-of-core stage holds besides its window: its inputs (all of them, or with
-/// `paged_inputs` what one slice's initialisation touches: eight slices of each stage read)
-/// and fixed overheads.
+/// `paged_inputs` its cache of their blocks) and fixed overheads.
 fn out_of_core_fixed(game: &dyn JobGame, stage: usize, paged_inputs: bool) -> u64 {
-    let stages = game.stages();
     let all = input_bytes(game, stage);
     let inputs = if paged_inputs {
-        let touched: u64 = stages[stage]
-            .depends_on
-            .iter()
-            .map(|&d| largest_slice_bytes(game, d) / 2 * read_section_count(game))
-            .sum();
-        all.min(8 * touched)
+        all.min(INPUT_CACHE_BYTES) + INPUT_RECENT_BYTES
     } else {
         all
     };
@@ -443,14 +496,15 @@ pub enum Placement {
     OutOfCore {
         /// Bytes of slice arrays kept resident.
         window: u64,
-        /// Whether the inputs (final values of the stages read) are paged from scratch files
-        /// too, rather than held in memory.
+        /// Whether the inputs (final values of the stages read) are read block by block from
+        /// their table files through a bounded cache ([`input_cache`]), rather than held in
+        /// memory.
         paged_inputs: bool,
     },
 }
 
 impl Placement {
-    /// Whether the stage's inputs are read into file-backed scratch arrays.
+    /// Whether the stage reads its inputs from their table files rather than holding them.
     pub fn pages_inputs(self) -> bool {
         matches!(
             self,

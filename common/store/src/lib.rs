@@ -7,6 +7,8 @@
 //!   that readers verify.
 //! * [`block_cache`]: a bounded cache of decompressed blocks shared by many tables and
 //!   threads (a server's).
+//! * [`section_reader`]: one section of a table read value by value through such a cache,
+//!   with a lock-free per-thread front (a stage's sweep over the values of lower stages).
 //! * [`checked_json`]: JSON records carrying a checksum of their own body.
 //! * [`manifest`]: the JSON record of an output directory: what was solved and which files,
 //!   sizes and checksums make it up.
@@ -17,11 +19,13 @@ pub mod atomic_file;
 pub mod block_cache;
 pub mod checked_json;
 pub mod manifest;
+pub mod section_reader;
 pub mod table;
 
 pub use atomic_file::write_atomic;
 pub use block_cache::BlockCache;
 pub use manifest::{Manifest, SliceRecord};
+pub use section_reader::SectionReader;
 pub use table::{SliceTable, TableWriter};
 
 use std::path::PathBuf;

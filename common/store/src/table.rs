@@ -180,7 +180,7 @@ impl SliceTable {
     }
 
     /// Decompresses block `block` of `section`, verifying its checksum and length.
-    fn block(&self, section: usize, block: usize) -> Result<Vec<u8>, StoreError> {
+    pub(crate) fn block(&self, section: usize, block: usize) -> Result<Vec<u8>, StoreError> {
         let s = &self.index.sections[section];
         let &(offset, len, sum) = s
             .blocks
@@ -284,6 +284,18 @@ impl SliceTable {
     /// Compressed bytes on disk.
     pub fn file_len(&self) -> u64 {
         self.map.len() as u64
+    }
+
+    /// Lets the operating system drop the mapped file's resident pages (they are read back
+    /// from the file when touched again): a reader of many large tables keeps its resident
+    /// memory to what it uses at the time.
+    pub fn release(&self) {
+        // SAFETY: the mapping is of an immutable file, read-only; MADV_DONTNEED only unmaps its
+        // pages, which are read back from the file on the next touch. Failing is harmless.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+        };
     }
 }
 

@@ -348,3 +348,59 @@ fn a_scratch_error_names_the_operation_and_the_directory() {
         "{text}"
     );
 }
+
+/// Final values read from files one of which turned out damaged: answers 0 where it could not
+/// read, and says so.
+struct DamagedFinals(Finals);
+
+impl FinalValues for DamagedFinals {
+    fn value(&self, side: Side, slice: SliceId, index: u64) -> Value {
+        self.0.value(side, slice, index)
+    }
+
+    fn failure(&self) -> Option<String> {
+        Some("checksum mismatch in block 3 of section brown (lower.tbl)".into())
+    }
+}
+
+#[test]
+fn an_unreadable_final_value_stops_the_stage_in_every_driver() {
+    let game = RingHop::new(8, 3).unwrap();
+    let stages = game.stages();
+    let mut finals = Finals(HashMap::new());
+    for stage in &stages[..stages.len() - 1] {
+        for s in solve_stage(&game, stage, &finals, &Workspace::in_memory(), |_| {})
+            .unwrap()
+            .0
+        {
+            finals
+                .0
+                .insert(s.slice, [s.values[0].to_vec(), s.values[1].to_vec()]);
+        }
+    }
+    let last = stages.last().unwrap();
+    assert!(
+        !last.depends_on.is_empty(),
+        "the last stage reads earlier ones"
+    );
+    let damaged = DamagedFinals(finals);
+    let scratch = tempfile::tempdir().unwrap();
+    let check = |e: retro_engine::KernelError, driver: &str| {
+        let message = e.to_string();
+        assert!(
+            matches!(e, retro_engine::KernelError::Input { .. }) && message.contains("lower.tbl"),
+            "{driver}: {message}"
+        );
+    };
+    for space in [
+        Workspace::in_memory(),
+        Workspace::out_of_core(scratch.path().into(), 0),
+    ] {
+        let e = solve_stage(&game, last, &damaged, &space, |_| {}).unwrap_err();
+        check(e, &format!("{space:?}"));
+    }
+    check(
+        solve_stage_by_steps(&game, last, &damaged).unwrap_err(),
+        "supersteps",
+    );
+}
