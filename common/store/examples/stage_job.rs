@@ -30,6 +30,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     manifest.save(dst)?;
-    println!("{}: {} slices of stages below {stage}", dst.display(), manifest.slices.len());
+    println!(
+        "{}: {} slices of stages below {stage}",
+        dst.display(),
+        manifest.slices.len()
+    );
     Ok(())
 }
