@@ -51,7 +51,8 @@ fn inputs_read_through_blocks_equal_inputs_in_memory() {
     }
     through.release();
     assert_eq!(through.failure(), None);
-    assert!(cache.misses() > 10, "the small cache was refilled");
+    // 6 blocks a section, each decompressed when first read (again if evicted).
+    assert!(cache.misses() >= 12, "{}", cache.misses());
 }
 
 #[test]

@@ -131,11 +131,6 @@ impl SectionReader {
 mod tests {
     use super::*;
     use crate::TableWriter;
-    use std::path::PathBuf;
-
-    fn temp(name: &str) -> PathBuf {
-        std::env::temp_dir().join(format!("retro-reader-{}-{name}", std::process::id()))
-    }
 
     #[test]
     fn reads_every_value_through_a_cache_smaller_than_the_section() {
@@ -143,10 +138,11 @@ mod tests {
             .map(|i| (i * 7 % 251) as u8)
             .collect();
         let second: Vec<u8> = (0..BLOCK as u64 / 2).map(|i| (i % 13) as u8).collect();
-        let path = temp("values.tbl");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("values.tbl");
         let bytes = TableWriter::encode("t", &[("a", &first), ("b", &second)], 3);
         std::fs::write(&path, bytes).unwrap();
-        // Room for one block: every other block evicts it.
+        // Room for one block in the shared cache; the thread's own recent blocks hold the rest.
         let cache = BlockCache::new(BLOCK as u64);
         let a = SectionReader::new(Arc::new(SliceTable::open(&path).unwrap()), 0, &cache);
         let b = SectionReader::new(Arc::new(SliceTable::open(&path).unwrap()), 1, &cache);
@@ -154,20 +150,20 @@ mod tests {
             (a.len(), b.len()),
             (first.len() as u64, second.len() as u64)
         );
-        // Backwards and interleaved, so that neither cache serves in order.
+        // Backwards and interleaved between the sections.
         for i in (0..first.len()).rev() {
             assert_eq!(a.value(i as u64), first[i], "a[{i}]");
             let j = i % second.len();
             assert_eq!(b.value(j as u64), second[j], "b[{j}]");
         }
         assert!(a.failure().is_none() && b.failure().is_none());
-        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
     fn a_damaged_block_yields_zero_and_names_the_file() {
         let values: Vec<u8> = (0..2 * BLOCK as u64).map(|i| (i % 200) as u8 + 1).collect();
-        let path = temp("damaged.tbl");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("damaged.tbl");
         let mut bytes = TableWriter::encode("t", &[("a", &values)], 3);
         bytes[12] ^= 0xff; // inside the first block's frame
         std::fs::write(&path, bytes).unwrap();
@@ -185,6 +181,5 @@ mod tests {
             failure.contains("damaged.tbl") && failure.contains("block 0"),
             "{failure}"
         );
-        std::fs::remove_file(&path).unwrap();
     }
 }
