@@ -469,8 +469,9 @@ pub fn input_cache(game: &dyn JobGame, stage: usize) -> Arc<BlockCache> {
 /// `paged_inputs` its cache of their blocks) and fixed overheads.
 fn out_of_core_fixed(game: &dyn JobGame, stage: usize, paged_inputs: bool) -> u64 {
     let all = input_bytes(game, stage);
+    // The cache and the threads' recent blocks hold blocks of the inputs: never more than all.
     let inputs = if paged_inputs {
-        all.min(INPUT_CACHE_BYTES) + INPUT_RECENT_BYTES
+        all.min(INPUT_CACHE_BYTES + INPUT_RECENT_BYTES)
     } else {
         all
     };
