@@ -138,7 +138,8 @@ pub fn run_observed(
                     &*game,
                     stage,
                     opts.memory_budget,
-                    worker_capacity(opts.memory_budget)
+                    worker_capacity(opts.memory_budget),
+                    false
                 )
             );
         }

@@ -117,7 +117,13 @@ pub fn run_with_bar(
     if let Some(i) = (0..stages.len()).find(|&i| !done[i] && plans[i].is_none()) {
         bail!(
             "{}",
-            too_large(game, i, opts.memory_budget, opts.memory_budget)
+            too_large(
+                game,
+                i,
+                opts.memory_budget,
+                opts.memory_budget,
+                opts.out_of_core
+            )
         );
     }
     let plans: Vec<StagePlan> = plans

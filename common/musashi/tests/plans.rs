@@ -4,8 +4,8 @@
 use retro_engine::workspace::batch_reserve;
 use retro_musashi::{Board, Musashi};
 use retro_pipeline::stage::{
-    largest_out_of_core_slice_bytes, plan_stage, stage_memory, stage_min_memory, too_large,
-    Placement,
+    human_bytes, largest_out_of_core_slice_bytes, out_of_core_min_memory, plan_stage, stage_memory,
+    stage_min_memory, too_large, Placement,
 };
 use retro_pipeline::{JobGame, WinDrawLoss};
 
@@ -58,7 +58,7 @@ fn board33_largest_stage_reads_its_inputs_from_tables_in_16_gib_and_is_refused_i
     assert!(plan_stage(&g, s, 2 * GIB, false).is_none());
     let min = stage_min_memory(&g, s);
     assert!(min > 3 * GIB && min < 4 * GIB, "{min}");
-    assert!(too_large(&g, s, 2 * GIB, 2 * GIB).contains("browns=16 needs at least"));
+    assert!(too_large(&g, s, 2 * GIB, 2 * GIB, false).contains("browns=16 needs at least"));
 }
 
 #[test]
@@ -97,4 +97,19 @@ fn forced_out_of_core_uses_a_one_slice_window_and_pages_inputs() {
             paged_inputs: true
         }
     );
+}
+
+#[test]
+fn a_refusal_out_of_core_names_the_out_of_core_minimum() {
+    // A small stage: in memory it needs less than out of core (the list buffers alone).
+    let g = game("BOARD25");
+    let s = stage_of(&g, 3);
+    let (in_memory, out_of_core) = (stage_memory(&g, s), out_of_core_min_memory(&g, s));
+    assert!(in_memory < out_of_core, "{in_memory} {out_of_core}");
+    let budget = (in_memory + out_of_core) / 2;
+    assert!(plan_stage(&g, s, budget, true).is_none());
+    let forced = too_large(&g, s, budget, budget, true);
+    assert!(forced.contains(&human_bytes(out_of_core)), "{forced}");
+    let free = too_large(&g, s, budget, budget, false);
+    assert!(free.contains(&human_bytes(in_memory)), "{free}");
 }

@@ -418,10 +418,15 @@ pub fn step_memory(game: &dyn JobGame, stage: usize, len: u64, reads_inputs: boo
 }
 
 /// The least memory stage `stage` can be solved in: in memory if that is smaller, else out of
-/// core with paged inputs and a window of one slice's arrays.
+/// core ([`out_of_core_min_memory`]).
 pub fn stage_min_memory(game: &dyn JobGame, stage: usize) -> u64 {
-    let out_of_core = out_of_core_fixed(game, stage, true) + batch_window(game, stage);
-    stage_memory(game, stage).min(out_of_core)
+    stage_memory(game, stage).min(out_of_core_min_memory(game, stage))
+}
+
+/// The least memory stage `stage` can be solved in out of core: inputs read from their tables
+/// and a window of one batch.
+pub fn out_of_core_min_memory(game: &dyn JobGame, stage: usize) -> u64 {
+    out_of_core_fixed(game, stage, true) + batch_window(game, stage)
 }
 
 /// The smallest window of an out-of-core stage: what one batch (a slice and the halves of its
@@ -593,8 +598,20 @@ pub fn human_bytes(bytes: u64) -> String {
 }
 
 /// The refusal when stage `stage` cannot fit even out of core: `usable` of the `budget` bytes
-/// can go to one stage.
-pub fn too_large(game: &dyn JobGame, stage: usize, budget: u64, usable: u64) -> String {
+/// can go to one stage. With `force_out_of_core` (no stage may run in memory) the minimum named
+/// is the out-of-core one, else the smaller of the two.
+pub fn too_large(
+    game: &dyn JobGame,
+    stage: usize,
+    budget: u64,
+    usable: u64,
+    force_out_of_core: bool,
+) -> String {
+    let least = if force_out_of_core {
+        out_of_core_min_memory(game, stage)
+    } else {
+        stage_min_memory(game, stage)
+    };
     let share = if usable < budget {
         format!(" ({} of it for one stage)", human_bytes(usable))
     } else {
@@ -603,7 +620,7 @@ pub fn too_large(game: &dyn JobGame, stage: usize, budget: u64, usable: u64) -> 
     format!(
         "{} needs at least {} even out of core (its inputs and one slice) but the memory budget is {}{share}: raise --memory-budget or solve a smaller part of the game",
         game.stages()[stage].name,
-        human_bytes(stage_min_memory(game, stage)),
+        human_bytes(least),
         human_bytes(budget),
     )
 }
