@@ -82,7 +82,53 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
         .map(|i| cluster.start_worker(&format!("w{i}"), 1))
         .collect();
     let job = cluster.submit(&BOARD25_8);
-    // SIGKILL the holder of a running step of a large stage, three times.
+    // First SIGKILL the coordinator while stages are being solved by steps, and restart it, five
+    // times. Each time, the steps already done must never be given out again: the kill may
+    // fall between a merge and its reply, and the worker's repeated report must not undo it.
+    // Each kill waits for progress, not for a time: for a step done since the last kill (so
+    // that every kill has finished steps to lose), then a few milliseconds more, varied so
+    // that the kills fall at different moments of a step's merge. The coordinator goes first
+    // because the job's last stages are its bulk: the worker kills below need them.
+    let steps_done = || -> Vec<String> {
+        let db = cluster.db();
+        let mut stmt = db
+            .prepare("SELECT name FROM steps WHERE job_id = ?1 AND state = 'done'")
+            .unwrap();
+        let done = stmt
+            .query_map([job], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        done
+    };
+    let mut done_at_kill: Vec<(i64, Vec<String>)> = Vec::new();
+    for delay_ms in [0, 70, 30, 110, 50] {
+        let before: Vec<String> = done_at_kill
+            .last()
+            .map(|(_, done)| done.clone())
+            .unwrap_or_default();
+        wait_until(
+            Duration::from_secs(120),
+            "a split stage has a step done since the last kill",
+            || {
+                steps_done().iter().any(|name| !before.contains(name))
+                    || cluster.job_state(job) != "running"
+            },
+        );
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        if cluster.job_state(job) != "running" {
+            break;
+        }
+        coordinator.kill();
+        let last_event = cluster.last_event();
+        done_at_kill.push((last_event, steps_done()));
+        coordinator = split_everything(&cluster);
+    }
+    assert!(
+        done_at_kill.len() >= 2 && done_at_kill.iter().all(|(_, done)| !done.is_empty()),
+        "the job ended before the coordinator could be killed twice while stepping"
+    );
+    // Then SIGKILL the holder of a running step of a large stage, three times.
     let holder = || -> Option<(String, String, u32)> {
         cluster
             .db()
@@ -130,46 +176,6 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
     assert_eq!(
         kills, 3,
         "could not kill three step holders before the job ended"
-    );
-    // Then SIGKILL the coordinator while stages are being solved by steps, and restart it, five
-    // times. Each time, the steps already done must never be given out again: the kill may
-    // fall between a merge and its reply, and the worker's repeated report must not undo it.
-    // Wait for a split stage with at least one step done, so that the first kill already has
-    // finished steps to lose (without that wait, a kill at once could find none done).
-    let steps_done = || -> Vec<String> {
-        let db = cluster.db();
-        let mut stmt = db
-            .prepare("SELECT name FROM steps WHERE job_id = ?1 AND state = 'done'")
-            .unwrap();
-        let done = stmt
-            .query_map([job], |r| r.get(0))
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect();
-        done
-    };
-    wait_until(
-        Duration::from_secs(120),
-        "a split stage has a step done",
-        || {
-            (!cluster.stages_in(job, "stepping").is_empty() && !steps_done().is_empty())
-                || cluster.job_state(job) == "done"
-        },
-    );
-    let mut done_at_kill: Vec<(i64, Vec<String>)> = Vec::new();
-    for delay_ms in [0, 700, 300, 1100, 500] {
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        if cluster.job_state(job) != "running" {
-            break;
-        }
-        coordinator.kill();
-        let last_event = cluster.last_event();
-        done_at_kill.push((last_event, steps_done()));
-        coordinator = split_everything(&cluster);
-    }
-    assert!(
-        done_at_kill.len() >= 2 && !done_at_kill[0].1.is_empty(),
-        "the job ended before the coordinator could be killed twice while stepping"
     );
     cluster.wait_done(job, Duration::from_secs(300));
     assert_same_results(&want, &cluster.job_dir(job));

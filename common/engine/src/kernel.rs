@@ -196,6 +196,19 @@ pub enum KernelError {
     },
 }
 
+/// `Err(KernelError::Input)` naming `stage` if a reader of earlier stages' values reported
+/// `failure` ([`FinalValues::failure`], [`crate::margin::FinalMargins::failure`]): the one check
+/// every entry point that reads final values makes before it trusts what it read.
+pub(crate) fn input_failure(stage: &Stage, failure: Option<String>) -> Result<(), KernelError> {
+    match failure {
+        Some(what) => Err(KernelError::Input {
+            stage: stage.name.clone(),
+            what,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Bytes of the arrays the stage kernel lays out for a slice of `n` positions of `game` in a
 /// workspace that asks for compact arrays ([`Workspace::with_compact_arrays`], as out-of-core
 /// drivers do): what a driver sizes its windows with.
@@ -681,12 +694,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             }
             after_batch(&touched);
             finals.release();
-            if let Some(what) = finals.failure() {
-                return Err(KernelError::Input {
-                    stage: stage.name.clone(),
-                    what,
-                });
-            }
+            input_failure(stage, finals.failure())?;
             batch_start.charge(&mut times.slices, batch, &lens);
         }
         let mut frontier = lost.into_inner();

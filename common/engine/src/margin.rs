@@ -78,17 +78,6 @@ pub trait FinalMargins: Sync {
     }
 }
 
-/// `Err(KernelError::Input)` if `finals` reports a failure to read.
-pub(crate) fn check_finals<F: FinalMargins>(stage: &Stage, finals: &F) -> Result<(), KernelError> {
-    match finals.failure() {
-        Some(what) => Err(KernelError::Input {
-            stage: stage.name.clone(),
-            what,
-        }),
-        None => Ok(()),
-    }
-}
-
 /// The solved margins of one slice.
 #[derive(Debug, PartialEq, Eq)]
 pub struct MarginSlice {
@@ -222,7 +211,7 @@ pub fn solve_margin_stage<G: ScoreGame, F: FinalMargins>(
     on_ply: impl FnMut(PlyReport),
 ) -> Result<(Vec<MarginSlice>, StageTimes), KernelError> {
     let solved = solve_margins(game, stage, finals, space, on_ply)?;
-    check_finals(stage, finals)?;
+    crate::kernel::input_failure(stage, finals.failure())?;
     Ok(solved)
 }
 

@@ -171,7 +171,7 @@ pub fn first_step<G: ScoreGame, F: FinalMargins>(
         bound: bound(game, stage)?,
     };
     let first = superstep::first_step(&all, stage, slot, &NoFinals)?;
-    crate::margin::check_finals(stage, finals)?;
+    crate::kernel::input_failure(stage, finals.failure())?;
     Ok(first)
 }
 

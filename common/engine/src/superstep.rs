@@ -201,12 +201,7 @@ pub fn first_step<G: Game, F: FinalValues>(
             })
         })
         .collect();
-    if let Some(what) = finals.failure() {
-        return Err(KernelError::Input {
-            stage: stage.name.clone(),
-            what,
-        });
-    }
+    crate::kernel::input_failure(stage, finals.failure())?;
     let mut out = StepOutput::default();
     let mut frontier: [Vec<u64>; 2] = Default::default();
     let mut exits = Vec::new();
