@@ -120,6 +120,10 @@ pub struct Core {
     described: std::sync::Mutex<HashMap<u64, status::Described>>,
     /// Opens the storage of each job (its directory, or an object store location).
     storages: retro_objects::Opener,
+    /// Since when, and why, the periodic lease check ([`Core::reap`]) has been failing: the
+    /// database cannot be written (a full disk), so no task can be taken back or recorded.
+    /// Cleared by the next check that succeeds ([`Core::checked`]).
+    failing: Option<(std::time::Instant, String)>,
 }
 
 impl Core {
@@ -142,6 +146,7 @@ impl Core {
             _lock: lock,
             owner: ownership::this_process(),
             deposed: None,
+            failing: None,
             config,
             db,
             jobs: BTreeMap::new(),

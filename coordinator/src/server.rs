@@ -106,7 +106,10 @@ pub async fn start_with(core: Core, options: CoordinatorOptions) -> Result<Runni
             tick.tick().await;
             let c = reaper_core.clone();
             let result = tokio::task::spawn_blocking(move || {
-                c.lock().unwrap_or_else(|p| p.into_inner()).reap()
+                let mut core = c.lock().unwrap_or_else(|p| p.into_inner());
+                let outcome = core.reap();
+                core.checked(&outcome);
+                outcome
             })
             .await;
             if let Ok(Err(e)) = result {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 /// The summary table of the tables in `tables`, computed by reading every block of every
 /// table (verifying their checksums) rather than from the histograms the manifest recorded at
 /// solve time: the value histograms are rebuilt from the tables, then the game formats them.
+/// A side the tables derive is derived here, every value of it ([`Tables::section`]).
 pub fn count_table_from_tables(tables: &Tables) -> Result<String> {
     let game = tables.game();
     let stages = game.stages();
@@ -25,7 +26,7 @@ pub fn count_table_from_tables(tables: &Tables) -> Result<String> {
             let mut histograms = Vec::new();
             for side in Side::BOTH {
                 let mut counts = [0u64; 256];
-                for v in table.read_section(side.index())? {
+                for v in retro_pipeline::StoredValues::section(tables, slice, side)? {
                     counts[v as usize] += 1;
                 }
                 let histogram: BTreeMap<u8, u64> = (0..=255u8)

@@ -182,13 +182,27 @@ pub fn run_observed(
             .collect();
         let core = coordinator.core.clone();
         let mut at_start = None;
+        // How long the coordinator's lease checks (four per lease) may keep failing before the
+        // solve stops with their error: one that fails once is retried.
+        let stuck_after = opts.lease * 2;
         let outcome = loop {
-            let status = {
+            let (status, stuck) = {
                 let c = core.clone();
-                tokio::task::spawn_blocking(move || c.lock().expect("core lock").status(job))
-                    .await?
-                    .map_err(|e| anyhow::anyhow!("{e}"))?
+                tokio::task::spawn_blocking(move || {
+                    let core = c.lock().expect("core lock");
+                    (core.status(job), core.stuck(stuck_after))
+                })
+                .await?
             };
+            let status = status.map_err(|e| anyhow::anyhow!("{e}"))?;
+            if let Some(why) = stuck {
+                // Its database cannot be written (a full disk): nothing can be recorded, so
+                // the job would wait for ever. What is done is kept; a rerun resumes.
+                break Err(anyhow::anyhow!(
+                    "the job's coordinator cannot record its progress in {}: {why}",
+                    out.display()
+                ));
+            }
             let first = at_start.is_none();
             let start = *at_start.get_or_insert(status.positions_done);
             crate::progress::show(&bar, &status, true);

@@ -509,6 +509,11 @@ struct VerifyArgs {
     /// Seed of the random sample.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Another solved directory of the same game to compare with, every value of every slice
+    /// and side (stored or derived in either): e.g. tables rewritten with a side derived
+    /// against the tables that stored it.
+    #[arg(long, value_name = "DIR")]
+    against: Option<PathBuf>,
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -790,8 +795,12 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Command::Verify(a) => {
             let tables = tables::Tables::open(&a.tables)?;
-            if a.counts.is_none() && a.values.is_none() && a.recurrence.is_none() {
-                bail!("nothing to verify: give --counts FILE, --values FILE and/or --recurrence N");
+            if a.counts.is_none()
+                && a.values.is_none()
+                && a.recurrence.is_none()
+                && a.against.is_none()
+            {
+                bail!("nothing to verify: give --counts FILE, --values FILE, --recurrence N and/or --against DIR");
             }
             let mut failed = false;
             if let Some(path) = &a.counts {
@@ -815,6 +824,19 @@ fn run(cli: Cli) -> Result<()> {
                 failed |= !verify::report(
                     "recurrence",
                     format!("{checked} position values checked"),
+                    &problems,
+                )?;
+            }
+            if let Some(dir) = &a.against {
+                let other = tables::Tables::open(dir)?;
+                let (compared, problems) = verify::check_against(&tables, &other)?;
+                failed |= !verify::report(
+                    "values",
+                    format!(
+                        "{} slots compared with {}",
+                        output::thousands(compared),
+                        dir.display()
+                    ),
                     &problems,
                 )?;
             }

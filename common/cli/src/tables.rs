@@ -1,11 +1,17 @@
 //! Reading a solved output directory: the manifest, and values looked up in slice tables.
+//!
+//! A side that the tables do not store ([`JobGame::derived_side`], Sixteen Musashi's black to
+//! move) is derived here, by one ply of the game's defining recurrence over the stored side:
+//! a single value from its successors' ([`Tables::stored_at`]), a whole section by a parallel
+//! sweep reading the successors' sections through a bounded block cache ([`Tables::section`]).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use rayon::prelude::*;
 use retro_engine::{Side, SliceId};
 use retro_objects::Opener;
 use retro_pipeline::job_dir::game_of;
 use retro_pipeline::{Explore, JobGame, LookupError, Storage, StoredValues};
-use retro_store::{BlockCache, Manifest, SliceRecord, SliceTable};
+use retro_store::{BlockCache, Manifest, SectionReader, SliceRecord, SliceTable};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -18,14 +24,25 @@ pub struct Tables {
     records: Vec<Option<SliceRecord>>,
     /// Where the table files are: the directory, or the object store its manifest names.
     storage: Arc<dyn Storage>,
-    files: Vec<OnceLock<SliceTable>>,
+    files: Vec<OnceLock<Arc<SliceTable>>>,
     /// Held while a slice's table is opened, so that threads asking for it at once open it
     /// (and, from an object store, download it) once.
     opening: Vec<std::sync::Mutex<()>>,
     /// The bounded block cache shared with other directories (a server's), if any; otherwise
     /// each table keeps its own small one.
     cache: Option<Arc<BlockCache>>,
+    /// The cache a derived section's sweep reads its successors through: `cache`, or one of
+    /// [`DERIVE_CACHE_BYTES`] made on first use.
+    derive_cache: OnceLock<Arc<BlockCache>>,
 }
+
+/// Decompressed blocks a sweep deriving a section keeps when the directory was opened without
+/// a shared cache: the successors of consecutive positions lie in consecutive blocks of a few
+/// slices, so this holds them many times over (BOARD33's largest stage reads through as much).
+const DERIVE_CACHE_BYTES: u64 = 1 << 30;
+
+/// Positions per parallel task of a derived section's sweep.
+const DERIVE_CHUNK: usize = 1 << 16;
 
 /// The storages of the tables this process reads: a job in an object store is read through
 /// a bounded cache of downloaded tables (`retro_objects::default_cache_dir`).
@@ -100,6 +117,7 @@ impl Tables {
             files,
             opening,
             cache,
+            derive_cache: OnceLock::new(),
         })
     }
 
@@ -131,13 +149,87 @@ impl Tables {
         }
     }
 
-    /// The stored byte at `index` of `slice` with `side` to move.
+    /// The byte at `index` of `slice` with `side` to move: stored, or derived from the
+    /// successors' stored bytes if the table derives that side.
     pub fn stored_at(&self, slice: SliceId, index: u64, side: Side) -> Result<u8> {
-        Ok(self.table(slice)?.value(side.index(), index)?)
+        let table = self.table(slice)?;
+        if !self.derives(table, side) {
+            return Ok(table.value(side.index(), index)?);
+        }
+        if index >= table.section_len(side.index()) {
+            bail!(
+                "{}: index {index} beyond section length {}",
+                table.path().display(),
+                table.section_len(side.index())
+            );
+        }
+        let other = side.other().index();
+        let mut successor = |s, i| Ok(self.table(s)?.value(other, i)?);
+        let derived = self.game.recurrence(side, slice, index, &mut successor)?;
+        Ok(derived.unwrap_or(self.game.non_canonical_byte()))
+    }
+
+    /// Whether `table` derives the values of `side` rather than storing them (and the game
+    /// knows how: otherwise reading them is the table's error).
+    fn derives(&self, table: &SliceTable, side: Side) -> bool {
+        table.derived_histogram(side.index()).is_some() && self.game.derived_side() == Some(side)
+    }
+
+    /// The values of `slice` with `side` to move, which its table derives: every position's
+    /// recurrence over its successors, in parallel, their sections read through one bounded
+    /// cache of decompressed blocks (each block is decompressed about once: the successors
+    /// of consecutive positions are near each other).
+    fn derived_section(&self, slice: SliceId, side: Side) -> Result<Vec<u8>> {
+        let len = self.table(slice)?.section_len(side.index()) as usize;
+        let cache = self.derive_cache.get_or_init(|| {
+            self.cache
+                .clone()
+                .unwrap_or_else(|| BlockCache::new(DERIVE_CACHE_BYTES))
+        });
+        let other = side.other();
+        let readers: Vec<OnceLock<SectionReader>> = (0..self.game.slice_count())
+            .map(|_| OnceLock::new())
+            .collect();
+        let reader = |s: SliceId| -> Result<&SectionReader> {
+            let slot = &readers[s.0 as usize];
+            if let Some(reader) = slot.get() {
+                return Ok(reader);
+            }
+            let table = self.table_shared(s)?;
+            if !table.is_stored(other.index()) {
+                // As a single read would say it (not stored, or no such section).
+                table.value(other.index(), 0)?;
+            }
+            Ok(slot.get_or_init(|| SectionReader::new(table.clone(), other.index(), cache)))
+        };
+        let mut values = vec![0u8; len];
+        values
+            .par_chunks_mut(DERIVE_CHUNK)
+            .enumerate()
+            .try_for_each(|(chunk, out)| -> Result<()> {
+                let mut successor = |s, i| Ok(reader(s)?.value(i));
+                let first = (chunk * DERIVE_CHUNK) as u64;
+                self.game
+                    .recurrence_range(side, slice, first, out, &mut successor)
+            })?;
+        // A block that could not be read gave 0s: nothing derived from it is returned.
+        if let Some(failure) = readers
+            .iter()
+            .filter_map(OnceLock::get)
+            .find_map(|r| r.failure())
+        {
+            return Err(anyhow!("{failure}"));
+        }
+        Ok(values)
     }
 
     /// The table of `slice`, opened on first use.
     pub fn table(&self, slice: SliceId) -> Result<&SliceTable> {
+        Ok(self.table_shared(slice)?)
+    }
+
+    /// The table of `slice`, opened on first use, shared (as a [`SectionReader`] holds it).
+    fn table_shared(&self, slice: SliceId) -> Result<&Arc<SliceTable>> {
         if let Some(t) = self.files[slice.0 as usize].get() {
             return Ok(t);
         }
@@ -160,7 +252,7 @@ impl Tables {
             Some(cache) => SliceTable::open_shared(&path, cache)?,
             None => SliceTable::open(&path)?,
         };
-        Ok(self.files[slice.0 as usize].get_or_init(|| table))
+        Ok(self.files[slice.0 as usize].get_or_init(|| Arc::new(table)))
     }
 }
 
@@ -173,7 +265,11 @@ impl StoredValues for Tables {
         if self.game.slice_len(slice) == 0 {
             return Ok(Vec::new());
         }
-        Ok(self.table(slice)?.read_section(side.index())?)
+        let table = self.table(slice)?;
+        if self.derives(table, side) {
+            return self.derived_section(slice, side);
+        }
+        Ok(table.read_section(side.index())?)
     }
 
     fn slice_name(&self, slice: SliceId) -> String {

@@ -140,6 +140,53 @@ fn recurrence_holds_and_a_corrupted_value_is_caught() {
 }
 
 #[test]
+fn black_to_move_is_derived_exactly_and_compared_value_by_value() {
+    // Black-to-move values are not stored (no later stage reads them): each table keeps their
+    // count and histogram only, and readers derive them by one ply over brown-to-move values.
+    let table = retro_store::SliceTable::open(&solved().join("browns12-black22.tbl")).unwrap();
+    assert!(table.is_stored(0) && !table.is_stored(1));
+    assert_eq!(table.section_len(1), table.section_len(0));
+    assert!(table.derived_histogram(1).is_some());
+    drop(table);
+
+    // Two solves compare equal value by value, both sides, whatever each stores.
+    let dir = temp_dir("against").join("out");
+    let other = temp_dir("against").join("other");
+    for d in [&dir, &other] {
+        retro_ok(&["solve", "--max-browns", "5", "--out", s(d), "--quiet"]);
+    }
+    let ok = retro_ok(&["verify", "--tables", s(&dir), "--against", s(&other)]);
+    assert!(ok.contains("values: OK ("), "{ok}");
+    assert!(ok.contains("slots compared with"), "{ok}");
+
+    // One brown-to-move value moved two plies: found, by slice, side and position.
+    corrupt_one_value(
+        &dir.join("browns05-black00.tbl"),
+        ["brown to move", "black to move"],
+    );
+    let out = retro(&["verify", "--tables", s(&dir), "--against", s(&other)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "difference not found: {stdout}");
+    assert!(
+        stdout.contains("values: 1 MISMATCH")
+            && stdout.contains("browns=5 black=00 brown to move: 1 of "),
+        "{stdout}"
+    );
+
+    // A damaged block of brown-to-move values is reported by the file's name, never counted
+    // (whichever reads it first: its own slice, or the sweep deriving another's black to move).
+    let path = other.join("browns05-black00.tbl");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[20] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let error = retro_err(&["counts", "--tables", s(&other)]);
+    assert!(
+        error.contains("browns05-black00.tbl") && error.contains("checksum mismatch"),
+        "{error}"
+    );
+}
+
+#[test]
 fn rerun_is_a_no_op_and_damaged_or_missing_slices_are_recomputed() {
     let dir = temp_dir("resume").join("out");
     copy_dir(solved(), &dir);

@@ -20,27 +20,28 @@ pub fn value<G: Game, E>(
     key: u64,
     mut value_of: impl FnMut(SliceId, u64) -> Result<Value, E>,
 ) -> Result<Value, E> {
-    let mut successors = Vec::new();
-    let mut known = Vec::new();
-    game.moves(side, slice, key, |mv| match mv {
-        Move::InStage(s, k) | Move::Final(s, k) => successors.push((s, k)),
-        Move::Known(v) => known.push(v),
-    });
-    if successors.is_empty() && known.is_empty() {
-        return Ok(if game.can_win(side.other()) {
-            Value::LOST_NOW
-        } else {
-            Value::DRAW
-        });
-    }
+    // Each successor's value is folded in as the move is generated (no list of moves: a sweep
+    // evaluates this for billions of positions); the first failure to read one is kept.
+    let mut any_move = false;
+    let mut failure = None;
     let mut fastest_loss: Option<u8> = None;
     let mut slowest_win: Option<u8> = None;
     let mut all_won = true;
-    let mut values = known;
-    for (s, k) in successors {
-        values.push(value_of(s, k)?);
-    }
-    for v in values {
+    game.moves(side, slice, key, |mv| {
+        any_move = true;
+        if failure.is_some() {
+            return;
+        }
+        let v = match mv {
+            Move::InStage(s, k) | Move::Final(s, k) => match value_of(s, k) {
+                Ok(v) => v,
+                Err(e) => {
+                    failure = Some(e);
+                    return;
+                }
+            },
+            Move::Known(v) => v,
+        };
         match v.0 {
             0 => all_won = false,
             v if v % 2 == 1 => {
@@ -49,6 +50,16 @@ pub fn value<G: Game, E>(
             }
             v => slowest_win = Some(slowest_win.map_or(v, |m| m.max(v))),
         }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if !any_move {
+        return Ok(if game.can_win(side.other()) {
+            Value::LOST_NOW
+        } else {
+            Value::DRAW
+        });
     }
     Ok(match (fastest_loss, slowest_win) {
         (Some(v), _) => Value(v.saturating_add(1)),

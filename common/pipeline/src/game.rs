@@ -207,6 +207,16 @@ pub trait JobGame: Send + Sync {
     /// Which sections of the tables of earlier stages a stage reads: those of the side moved
     /// to by moves that leave a stage. (Sixteen Musashi reads only brown-to-move values.)
     fn reads_sections(&self) -> [bool; 2];
+    /// The side whose values final tables do not store ([`retro_store::Section::Derived`]):
+    /// the side no later stage reads, when the other side is read (and so stored). Its values
+    /// are one ply of the defining recurrence ([`JobGame::recurrence`]) over the stored side's,
+    /// computed by readers. Sixteen Musashi: black to move (62% of BOARD33's table bytes).
+    fn derived_side(&self) -> Option<Side> {
+        let read = self.reads_sections();
+        Side::BOTH
+            .into_iter()
+            .find(|side| !read[side.index()] && read[side.other().index()])
+    }
     /// Solves one stage from the final values of the stages it reads; the slices the solver
     /// hands to `sink` as they are solved ([`retro_engine::SliceSink`]) are not returned.
     fn solve_stage(
@@ -267,6 +277,8 @@ pub trait JobGame: Send + Sync {
     ) -> Result<SolvedSlice, KernelError>;
     /// The value a table byte stands for.
     fn decode(&self, byte: u8) -> Solved;
+    /// The byte a slot that is not canonical holds ([`Solved::NotCanonical`]).
+    fn non_canonical_byte(&self) -> u8;
     /// The summary table printed by `retro counts` and written as `counts.csv`: the game's
     /// own, or the solver's generic one (per stage and side to move, positions by outcome).
     fn count_table(&self, manifest: &Manifest) -> Result<String>;
@@ -287,7 +299,50 @@ pub trait JobGame: Send + Sync {
         slice: SliceId,
         index: u64,
         stored: &mut dyn FnMut(SliceId, u64) -> Result<u8>,
-    ) -> Result<Option<u8>>;
+    ) -> Result<Option<u8>> {
+        let mut byte = [0u8];
+        self.recurrence_range(side, slice, index, &mut byte, stored)?;
+        Ok((byte[0] != self.non_canonical_byte()).then_some(byte[0]))
+    }
+    /// [`JobGame::recurrence`] for the slots `first..first + out.len()` of `slice`, into `out`
+    /// (the non-canonical marker for slots that are not canonical), stepping keys in order as
+    /// the kernel's sweeps do rather than decoding each index: what derives a whole section.
+    fn recurrence_range(
+        &self,
+        side: Side,
+        slice: SliceId,
+        first: u64,
+        out: &mut [u8],
+        stored: &mut dyn FnMut(SliceId, u64) -> Result<u8>,
+    ) -> Result<()>;
+}
+
+/// Fills `out` with `byte_of(key)` for the canonical keys of the slots `first..` of `slice`
+/// and `marker` for the others, in key order; stops at the first error.
+fn sweep_keys<G: Game>(
+    game: &G,
+    slice: SliceId,
+    first: u64,
+    out: &mut [u8],
+    marker: u8,
+    mut byte_of: impl FnMut(u64) -> Result<u8>,
+) -> Result<()> {
+    let mut failure = None;
+    game.for_each_key(slice, first..first + out.len() as u64, |index, key| {
+        if failure.is_some() {
+            return;
+        }
+        let slot = &mut out[(index - first) as usize];
+        if !game.is_canonical(slice, key) {
+            *slot = marker;
+            return;
+        }
+        match byte_of(key) {
+            Ok(byte) => *slot = byte,
+            Err(e) => failure = Some(e),
+        }
+    });
+    failure.map_or(Ok(()), Err)
 }
 
 /// Opens a registered game from its name and definition (the registry's job): what the
@@ -437,12 +492,6 @@ impl<G> ScoreMargin<G> {
     const CLASSES: &'static str = "positive,zero,negative";
 }
 
-/// The canonical key at `index` of `slice`, or `None` for a slot that holds no value.
-fn canonical_key<G: Game>(game: &G, slice: SliceId, index: u64) -> Option<u64> {
-    let key = game.key(slice, index);
-    game.is_canonical(slice, key).then_some(key)
-}
-
 impl<G: GameRules> JobGame for WinDrawLoss<G> {
     described_by_rules!();
 
@@ -499,21 +548,21 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
         Ok(superstep::finish(&self.0, stage, slot, state))
     }
 
-    fn recurrence(
+    fn recurrence_range(
         &self,
         side: Side,
         slice: SliceId,
-        index: u64,
+        first: u64,
+        out: &mut [u8],
         stored: &mut dyn FnMut(SliceId, u64) -> Result<u8>,
-    ) -> Result<Option<u8>> {
+    ) -> Result<()> {
         let game = &self.0;
-        let Some(key) = canonical_key(game, slice, index) else {
-            return Ok(None);
-        };
-        let value = recurrence::value(game, side, slice, key, |s, k| {
-            stored(s, game.index(s, k)).map(Value)
-        })?;
-        Ok(Some(value.0))
+        sweep_keys(game, slice, first, out, Value::NON_CANONICAL.0, |key| {
+            let value = recurrence::value(game, side, slice, key, |s, k| {
+                stored(s, game.index(s, k)).map(Value)
+            })?;
+            Ok(value.0)
+        })
     }
 
     fn decode(&self, byte: u8) -> Solved {
@@ -521,6 +570,10 @@ impl<G: GameRules> JobGame for WinDrawLoss<G> {
             Some(outcome) => Solved::Outcome(outcome),
             None => Solved::NotCanonical,
         }
+    }
+
+    fn non_canonical_byte(&self) -> u8 {
+        Value::NON_CANONICAL.0
     }
 }
 
@@ -598,21 +651,22 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         })
     }
 
-    fn recurrence(
+    fn recurrence_range(
         &self,
         side: Side,
         slice: SliceId,
-        index: u64,
+        first: u64,
+        out: &mut [u8],
         stored: &mut dyn FnMut(SliceId, u64) -> Result<u8>,
-    ) -> Result<Option<u8>> {
+    ) -> Result<()> {
         let game = &self.0;
-        let Some(key) = canonical_key(game, slice, index) else {
-            return Ok(None);
-        };
-        let margin = margin::recurrence(game, side, slice, key, |s, k| {
-            stored(s, game.index(s, k)).map(|b| Margin(b as i8))
-        })?;
-        Ok(Some(margin as i8 as u8))
+        let marker = Margin::NON_CANONICAL.0 as u8;
+        sweep_keys(game, slice, first, out, marker, |key| {
+            let margin = margin::recurrence(game, side, slice, key, |s, k| {
+                stored(s, game.index(s, k)).map(|b| Margin(b as i8))
+            })?;
+            Ok(margin as i8 as u8)
+        })
     }
 
     fn decode(&self, byte: u8) -> Solved {
@@ -622,6 +676,10 @@ impl<G: GameRules + ScoreGame> JobGame for ScoreMargin<G> {
         } else {
             Solved::Margin(margin)
         }
+    }
+
+    fn non_canonical_byte(&self) -> u8 {
+        Margin::NON_CANONICAL.0 as u8
     }
 }
 

@@ -335,10 +335,21 @@ fn table_record(
     }
     let mut histograms = Vec::new();
     for side in Side::BOTH {
-        if table.section_len(side.index()) != len {
-            bail!("section {} has the wrong length", side.index());
+        let section = side.index();
+        if table.section_len(section) != len {
+            bail!("section {section} has the wrong length");
         }
-        histograms.push(histogram(game, &table.read_section(side.index())?));
+        // A derived section's histogram was recorded when it was solved; the stored sections
+        // are read whole, which checks every block. (Tables written before sections were
+        // derived store both: they stay valid.)
+        let recorded = table.derived_histogram(section);
+        if recorded.is_some() && game.derived_side() != Some(side) {
+            bail!("section {section} is derived, but this game's readers cannot derive it");
+        }
+        histograms.push(match recorded {
+            Some(h) => h.clone(),
+            None => histogram(game, &table.read_section(section)?),
+        });
     }
     Ok(SliceRecord {
         id: slice.0,

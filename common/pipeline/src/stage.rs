@@ -9,7 +9,7 @@ use retro_engine::{
     ByteArray, FinalValues, PlyReport, Side, SliceId, SliceSink, SolvedSlice, StageTimes, Value,
     Workspace,
 };
-use retro_store::{BlockCache, SectionReader, SliceRecord, SliceTable, TableWriter};
+use retro_store::{BlockCache, Section, SectionReader, SliceRecord, SliceTable, TableWriter};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -309,19 +309,29 @@ fn encode_slice(
     write: WriteTable,
 ) -> Result<SliceRecord> {
     let name = game.slice_name(s.slice);
-    let sections = game.section_names();
-    let bytes = TableWriter::encode(
-        &name,
-        &[
-            (sections[0], &s.values[0][..]),
-            (sections[1], &s.values[1][..]),
-        ],
-        level,
-    );
-    let histograms = [&s.values[0][..], &s.values[1][..]]
+    let names = game.section_names();
+    let histograms: Vec<BTreeMap<u8, u64>> = [&s.values[0][..], &s.values[1][..]]
         .iter()
         .map(|values| histogram(game, values))
         .collect();
+    // The side no later stage reads is not stored: readers derive it from the other side.
+    let derived = game.derived_side();
+    let sections: Vec<(&str, Section)> = Side::BOTH
+        .iter()
+        .map(|&side| {
+            let values = &s.values[side.index()][..];
+            let section = if derived == Some(side) {
+                Section::Derived {
+                    len: values.len() as u64,
+                    histogram: histograms[side.index()].clone(),
+                }
+            } else {
+                Section::Stored(values)
+            };
+            (names[side.index()], section)
+        })
+        .collect();
+    let bytes = TableWriter::encode_sections(&name, &sections, level);
     // Out of core, each slice is read once here: drop its pages afterwards.
     s.values[0].release();
     s.values[1].release();

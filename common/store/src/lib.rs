@@ -26,7 +26,7 @@ pub use atomic_file::write_atomic;
 pub use block_cache::BlockCache;
 pub use manifest::{Manifest, SliceRecord};
 pub use section_reader::SectionReader;
-pub use table::{SliceTable, TableWriter};
+pub use table::{Section, SliceTable, TableWriter};
 
 use std::path::PathBuf;
 
@@ -43,6 +43,15 @@ pub enum StoreError {
         path: PathBuf,
         /// What the OS said.
         error: std::io::Error,
+    },
+    /// A section's values were asked for, but the table does not store them: they are
+    /// derived from another section ([`table::Section::Derived`]) by the reader.
+    #[error("{path}: section '{section}' is not stored (its values are derived from the other section's)")]
+    NotStored {
+        /// The file.
+        path: PathBuf,
+        /// The section's name.
+        section: String,
     },
     /// A file exists but its content is damaged or not what it should be.
     #[error("{path}: damaged: {what}")]

@@ -12,12 +12,19 @@
 //! A reader maps the file (memmap2), checks the footer and the index checksum at open, and each
 //! block's checksum before decompressing it; so damage anywhere is reported with the file's
 //! name, never returned as values. The manifest additionally records the whole file's checksum.
+//!
+//! A section may be **derived** rather than stored ([`Section::Derived`]): its index entry
+//! keeps its length and the histogram of its values but no blocks, and asking for its values
+//! is an error ([`StoreError::NotStored`]). Its values are those of the game's defining
+//! recurrence over the other section's values, one ply away; the reader of a job directory
+//! computes them (Sixteen Musashi's black-to-move values, which no later stage reads, were
+//! 62% of the bytes of BOARD33's tables).
 
 use crate::block_cache::{Block, BlockCache};
 use crate::{checksum, StoreError};
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -43,6 +50,23 @@ struct SectionIndex {
     len: u64,
     /// `(offset, compressed length, xxh3 of the compressed bytes)` per block.
     blocks: Vec<(u64, u32, u64)>,
+    /// For a derived section (no blocks): the histogram of its values, by byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    derived: Option<BTreeMap<u8, u64>>,
+}
+
+/// One section of a table to write.
+pub enum Section<'a> {
+    /// Values stored in compressed blocks.
+    Stored(&'a [u8]),
+    /// Values not stored: computed by readers from another section. The table records how
+    /// many there are and their histogram (what a manifest rebuilt from the files needs).
+    Derived {
+        /// Number of values.
+        len: u64,
+        /// Values by byte.
+        histogram: BTreeMap<u8, u64>,
+    },
 }
 
 /// Encodes slice tables.
@@ -51,6 +75,15 @@ pub struct TableWriter;
 impl TableWriter {
     /// The bytes of a table file holding `sections` (name, values), compressed at `level`.
     pub fn encode(label: &str, sections: &[(&str, &[u8])], level: i32) -> Vec<u8> {
+        let sections: Vec<(&str, Section)> = sections
+            .iter()
+            .map(|&(name, values)| (name, Section::Stored(values)))
+            .collect();
+        Self::encode_sections(label, &sections, level)
+    }
+
+    /// The bytes of a table file holding `sections`, stored or derived, compressed at `level`.
+    pub fn encode_sections(label: &str, sections: &[(&str, Section)], level: i32) -> Vec<u8> {
         let mut out = MAGIC.to_vec();
         let mut index = Index {
             label: label.to_string(),
@@ -61,7 +94,19 @@ impl TableWriter {
         // as much as compressing it (the frames are the same either way).
         let mut compressor =
             zstd::bulk::Compressor::new(level).expect("a zstd context for a valid level");
-        for (name, values) in sections {
+        for (name, section) in sections {
+            let values = match section {
+                Section::Stored(values) => values,
+                Section::Derived { len, histogram } => {
+                    index.sections.push(SectionIndex {
+                        name: name.to_string(),
+                        len: *len,
+                        blocks: Vec::new(),
+                        derived: Some(histogram.clone()),
+                    });
+                    continue;
+                }
+            };
             let mut blocks = Vec::with_capacity(values.len().div_ceil(BLOCK));
             for chunk in values.chunks(BLOCK) {
                 let frame = compressor
@@ -74,6 +119,7 @@ impl TableWriter {
                 name: name.to_string(),
                 len: values.len() as u64,
                 blocks,
+                derived: None,
             });
         }
         let index_bytes = serde_json::to_vec(&index).expect("index serialises");
@@ -179,6 +225,34 @@ impl SliceTable {
         self.index.sections[section].len
     }
 
+    /// Whether section `section` exists and its values are stored (not derived).
+    pub fn is_stored(&self, section: usize) -> bool {
+        self.index
+            .sections
+            .get(section)
+            .is_some_and(|s| s.derived.is_none())
+    }
+
+    /// The histogram recorded for section `section` if it is derived ([`Section::Derived`]).
+    pub fn derived_histogram(&self, section: usize) -> Option<&BTreeMap<u8, u64>> {
+        self.index.sections.get(section)?.derived.as_ref()
+    }
+
+    /// `Err` naming the file unless section `section` exists and is stored.
+    fn check_stored(&self, section: usize) -> Result<(), StoreError> {
+        match self.index.sections.get(section) {
+            None => Err(StoreError::damaged(
+                &self.path,
+                format!("no section {section} in this table"),
+            )),
+            Some(s) if s.derived.is_some() => Err(StoreError::NotStored {
+                path: self.path.clone(),
+                section: s.name.clone(),
+            }),
+            Some(_) => Ok(()),
+        }
+    }
+
     /// Decompresses block `block` of `section`, verifying its checksum and length.
     pub(crate) fn block(&self, section: usize, block: usize) -> Result<Vec<u8>, StoreError> {
         let s = &self.index.sections[section];
@@ -214,12 +288,7 @@ impl SliceTable {
 
     /// The value at `index` of `section`.
     pub fn value(&self, section: usize, index: u64) -> Result<u8, StoreError> {
-        if section >= self.index.sections.len() {
-            return Err(StoreError::damaged(
-                &self.path,
-                format!("no section {section} in this table"),
-            ));
-        }
+        self.check_stored(section)?;
         if index >= self.section_len(section) {
             return Err(StoreError::damaged(
                 &self.path,
@@ -257,6 +326,7 @@ impl SliceTable {
 
     /// The whole of `section`, decompressed and verified.
     pub fn read_section(&self, section: usize) -> Result<Vec<u8>, StoreError> {
+        self.check_stored(section)?;
         let mut out = vec![0; self.section_len(section) as usize];
         self.read_section_into(section, &mut out)?;
         Ok(out)
@@ -265,6 +335,7 @@ impl SliceTable {
     /// Decompresses and verifies `section` into `out`, which must have its length (used to fill
     /// a file-backed array one block at a time, without a copy of the section in memory).
     pub fn read_section_into(&self, section: usize, out: &mut [u8]) -> Result<(), StoreError> {
+        self.check_stored(section)?;
         if out.len() as u64 != self.section_len(section) {
             return Err(StoreError::damaged(
                 &self.path,
@@ -349,6 +420,53 @@ mod tests {
             assert_eq!(t.value(0, i).unwrap(), a[i as usize]);
         }
         assert!(t.value(1, 5).is_err());
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_derived_section_keeps_its_length_and_histogram_but_no_values() {
+        // Values that do not compress away, so that the sizes below compare blocks.
+        let a: Vec<u8> = (0..40_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        let histogram = BTreeMap::from([(1u8, 30_000u64), (2, 10_000)]);
+        let bytes = TableWriter::encode_sections(
+            "test",
+            &[
+                ("attacker", Section::Stored(&a)),
+                (
+                    "defender",
+                    Section::Derived {
+                        len: 40_000,
+                        histogram: histogram.clone(),
+                    },
+                ),
+            ],
+            3,
+        );
+        let stored = TableWriter::encode("test", &[("attacker", &a), ("defender", &a)], 3);
+        assert!(
+            bytes.len() * 3 < stored.len() * 2,
+            "the derived section takes no blocks"
+        );
+        let path = temp("derived.tbl");
+        crate::write_atomic(&path, &bytes).unwrap();
+        let t = SliceTable::open(&path).unwrap();
+        assert_eq!(t.section_names(), ["attacker", "defender"]);
+        assert!(t.is_stored(0) && !t.is_stored(1) && !t.is_stored(2));
+        assert_eq!(t.section_len(1), 40_000);
+        assert_eq!(t.derived_histogram(1), Some(&histogram));
+        assert_eq!(t.derived_histogram(0), None);
+        assert_eq!(t.read_section(0).unwrap(), a);
+        for e in [
+            t.value(1, 0).unwrap_err(),
+            t.read_section(1).unwrap_err(),
+            t.read_section_into(1, &mut vec![0; 40_000]).unwrap_err(),
+        ] {
+            assert!(matches!(e, StoreError::NotStored { .. }), "{e}");
+            let e = e.to_string();
+            assert!(e.contains("derived.tbl") && e.contains("defender"), "{e}");
+        }
         std::fs::remove_file(path).unwrap();
     }
 

@@ -45,6 +45,28 @@ impl Core {
         Ok(abandon)
     }
 
+    /// Records the outcome of a periodic [`Core::reap`]: a failure is remembered from its first
+    /// occurrence until a check succeeds.
+    pub fn checked(&mut self, outcome: &Result<()>) {
+        match outcome {
+            Ok(()) => self.failing = None,
+            Err(e) if self.failing.is_none() => {
+                self.failing = Some((Instant::now(), format!("{e:#}")));
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Why the coordinator cannot make progress, if its lease checks have failed without a
+    /// success for at least `persisting` (a database that cannot be written: the embedded
+    /// solve stops with this rather than wait for ever).
+    pub fn stuck(&self, persisting: std::time::Duration) -> Option<String> {
+        self.failing
+            .as_ref()
+            .filter(|(since, _)| since.elapsed() >= persisting)
+            .map(|(_, why)| why.clone())
+    }
+
     /// Takes back the tasks of silent workers and forgets workers gone for good. Called
     /// periodically. A deposed coordinator takes nothing back (the new owner does): its
     /// leases stay as they are.

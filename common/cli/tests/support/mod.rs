@@ -161,16 +161,30 @@ pub fn peak_rss_mib(stdout: &str) -> u64 {
 
 /// Rewrites the table `file` with one value of its first section moved two plies further
 /// (same outcome, wrong distance) and valid checksums, so that only the recurrence check can
-/// notice. `sections` names the table's two sections.
+/// notice. `sections` names the table's two sections; a derived second section stays derived.
 pub fn corrupt_one_value(file: &Path, sections: [&str; 2]) {
+    use retro_store::Section;
     let table = retro_store::SliceTable::open(file).unwrap();
     let mut first = table.read_section(0).unwrap();
-    let second = table.read_section(1).unwrap();
+    let stored_second = match table.is_stored(1) {
+        true => table.read_section(1).unwrap(),
+        false => Vec::new(),
+    };
+    let second = match table.derived_histogram(1) {
+        Some(histogram) => Section::Derived {
+            len: table.section_len(1),
+            histogram: histogram.clone(),
+        },
+        None => Section::Stored(&stored_second),
+    };
     let victim = first.iter().position(|&v| v >= 2 && v != 0xff).unwrap();
     first[victim] += 2;
-    let bytes = retro_store::TableWriter::encode(
+    let bytes = retro_store::TableWriter::encode_sections(
         table.label(),
-        &[(sections[0], &first), (sections[1], &second)],
+        &[
+            (sections[0], Section::Stored(&first)),
+            (sections[1], second),
+        ],
         3,
     );
     drop(table);
