@@ -10,7 +10,10 @@ use std::collections::BTreeMap;
 /// The summary table of the tables in `tables`, computed by reading every block of every
 /// table (verifying their checksums) rather than from the histograms the manifest recorded at
 /// solve time: the value histograms are rebuilt from the tables, then the game formats them.
-/// A side the tables derive is derived here, every value of it ([`Tables::section`]).
+/// A side the tables derive is counted from the histogram its table recorded when the solver
+/// wrote it (from the values it had computed): deriving every value again costs a sweep with
+/// random reads across a stage's slices (hours on BOARD33), and `retro verify --against` and
+/// `--values` are the checks of derived values.
 pub fn count_table_from_tables(tables: &Tables) -> Result<String> {
     let game = tables.game();
     let stages = game.stages();
@@ -25,8 +28,12 @@ pub fn count_table_from_tables(tables: &Tables) -> Result<String> {
             let table = tables.table(slice)?;
             let mut histograms = Vec::new();
             for side in Side::BOTH {
+                if let Some(recorded) = table.derived_histogram(side.index()) {
+                    histograms.push(recorded.clone());
+                    continue;
+                }
                 let mut counts = [0u64; 256];
-                for v in retro_pipeline::StoredValues::section(tables, slice, side)? {
+                for v in table.read_section(side.index())? {
                     counts[v as usize] += 1;
                 }
                 let histogram: BTreeMap<u8, u64> = (0..=255u8)

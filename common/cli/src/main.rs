@@ -514,6 +514,11 @@ struct VerifyArgs {
     /// against the tables that stored it.
     #[arg(long, value_name = "DIR")]
     against: Option<PathBuf>,
+    /// With --against: compare N random slots of every slice and side (the same for both
+    /// directories) instead of every slot. A derived value costs a few random block reads, so
+    /// comparing every slot of BOARD33's large slices would take hours.
+    #[arg(long, value_name = "N", requires = "against", value_parser = clap::value_parser!(u64).range(1..))]
+    sample: Option<u64>,
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -829,7 +834,8 @@ fn run(cli: Cli) -> Result<()> {
             }
             if let Some(dir) = &a.against {
                 let other = tables::Tables::open(dir)?;
-                let (compared, problems) = verify::check_against(&tables, &other)?;
+                let (compared, problems) =
+                    verify::check_against(&tables, &other, a.sample, a.seed)?;
                 failed |= !verify::report(
                     "values",
                     format!(

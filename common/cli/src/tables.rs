@@ -37,8 +37,10 @@ pub struct Tables {
 }
 
 /// Decompressed blocks a sweep deriving a section keeps when the directory was opened without
-/// a shared cache: the successors of consecutive positions lie in consecutive blocks of a few
-/// slices, so this holds them many times over (BOARD33's largest stage reads through as much).
+/// a shared cache: all the successor sections of a slice of BOARD25 many times over. (On
+/// BOARD33 a large slice's successors are scattered over 20 GB and more of values — a move
+/// to a point off the symmetry's representatives lands on an unrelated index — so whole
+/// sweeps there decompress a block for most lookups; see `docs/out-of-core.md`.)
 const DERIVE_CACHE_BYTES: u64 = 1 << 30;
 
 /// Positions per parallel task of a derived section's sweep.
@@ -177,8 +179,7 @@ impl Tables {
 
     /// The values of `slice` with `side` to move, which its table derives: every position's
     /// recurrence over its successors, in parallel, their sections read through one bounded
-    /// cache of decompressed blocks (each block is decompressed about once: the successors
-    /// of consecutive positions are near each other).
+    /// cache of decompressed blocks ([`DERIVE_CACHE_BYTES`]).
     fn derived_section(&self, slice: SliceId, side: Side) -> Result<Vec<u8>> {
         let len = self.table(slice)?.section_len(side.index()) as usize;
         let cache = self.derive_cache.get_or_init(|| {

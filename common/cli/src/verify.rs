@@ -136,10 +136,7 @@ pub fn check_recurrence(tables: &Tables, samples: u64, seed: u64) -> Result<(u64
             let indices: Vec<u64> = if samples >= len {
                 (0..len).collect()
             } else {
-                let mut rng = StdRng::seed_from_u64(
-                    seed ^ u64::from(slice.0).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                );
-                (0..samples).map(|_| rng.gen_range(0..len)).collect()
+                sample_indices(slice, len, samples, seed)
             };
             let table = tables.table(slice)?;
             let mut problems = Vec::new();
@@ -180,10 +177,16 @@ pub fn check_recurrence(tables: &Tables, samples: u64, seed: u64) -> Result<(u64
     Ok((checked, results.into_iter().flat_map(|r| r.1).collect()))
 }
 
-/// Compares every value of every slice and side of `tables` with `other` (a directory of the
-/// same game and definition), stored or derived in either; returns the slots compared and a
-/// line per slice and side that differs (how many slots, and the first).
-pub fn check_against(tables: &Tables, other: &Tables) -> Result<(u64, Vec<String>)> {
+/// Compares the values of `tables` with `other` (a directory of the same game and definition),
+/// stored or derived in either: every slot of every slice and side, or with `sample` that many
+/// random slots of each (seeded by `seed`). Returns the slots compared and a line per slice and
+/// side that differs (how many slots, and the first).
+pub fn check_against(
+    tables: &Tables,
+    other: &Tables,
+    sample: Option<u64>,
+    seed: u64,
+) -> Result<(u64, Vec<String>)> {
     let game = tables.game();
     if other.game().name() != game.name() || other.game().definition() != game.definition() {
         bail!(
@@ -194,35 +197,62 @@ pub fn check_against(tables: &Tables, other: &Tables) -> Result<(u64, Vec<String
     }
     let names = game.section_names();
     let slices: Vec<_> = game.stages().into_iter().flat_map(|s| s.slices).collect();
-    // One slice at a time, its sides' sweeps parallel inside: two large sections in memory.
     let mut compared = 0;
     let mut problems = Vec::new();
     for slice in slices {
+        let len = game.slice_len(slice);
         for side in Side::BOTH {
-            let mine = StoredValues::section(tables, slice, side)?;
-            let theirs = StoredValues::section(other, slice, side)?;
-            compared += mine.len() as u64;
-            let differ = mine.len() != theirs.len()
-                || mine.par_iter().zip(theirs.par_iter()).any(|(a, b)| a != b);
-            if differ {
-                let first = mine.iter().zip(&theirs).position(|(a, b)| a != b);
-                let count = mine.iter().zip(&theirs).filter(|(a, b)| a != b).count();
+            // (index, mine, theirs) of the slots that differ, and how many were compared.
+            let (n, differ): (u64, Vec<(u64, u8, u8)>) = match sample {
+                Some(samples) if samples < len => {
+                    let indices = sample_indices(slice, len, samples, seed);
+                    let differ = indices
+                        .par_iter()
+                        .map(|&i| {
+                            let (a, b) = (
+                                tables.stored_at(slice, i, side)?,
+                                other.stored_at(slice, i, side)?,
+                            );
+                            Ok((i, a, b))
+                        })
+                        .collect::<Result<Vec<_>>>()?
+                        .into_iter()
+                        .filter(|(_, a, b)| a != b)
+                        .collect();
+                    (samples, differ)
+                }
+                // Whole sections, one slice at a time (two sections in memory).
+                _ => {
+                    let mine = StoredValues::section(tables, slice, side)?;
+                    let theirs = StoredValues::section(other, slice, side)?;
+                    let differ = (0..len)
+                        .zip(mine.iter().zip(&theirs))
+                        .filter(|(_, (a, b))| a != b)
+                        .map(|(i, (&a, &b))| (i, a, b))
+                        .collect();
+                    (len, differ)
+                }
+            };
+            compared += n;
+            if let Some(&(first, a, b)) = differ.first() {
                 problems.push(format!(
-                    "{} {}: {count} of {} slots differ ({}), first at {}",
+                    "{} {}: {} of {n} slots differ, first {} ({a} against {b})",
                     game.slice_name(slice),
                     names[side.index()],
-                    mine.len(),
-                    if mine.len() == theirs.len() {
-                        "same length".to_string()
-                    } else {
-                        format!("{} against {}", mine.len(), theirs.len())
-                    },
-                    first.map_or("the end".into(), |i| game.position_name(slice, i as u64))
+                    differ.len(),
+                    game.position_name(slice, first)
                 ));
             }
         }
     }
     Ok((compared, problems))
+}
+
+/// `samples` random slots of a slice of `len` slots, the same for every run with `seed`.
+fn sample_indices(slice: retro_engine::SliceId, len: u64, samples: u64, seed: u64) -> Vec<u64> {
+    let mut rng =
+        StdRng::seed_from_u64(seed ^ u64::from(slice.0).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    (0..samples).map(|_| rng.gen_range(0..len)).collect()
 }
 
 /// Prints the outcome and the first problems; returns whether the check passed.

@@ -191,6 +191,31 @@ mod tests {
     }
 
     #[test]
+    fn only_sixteen_musashi_derives_a_side_of_its_tables() {
+        // Derived: the side no later stage reads. Musashi's stages read brown to move only;
+        // the other games' moves leave a stage from both sides, so both are stored.
+        let (name, definition) =
+            retro_musashi::job::builtin_definition("BOARD25", Some(6)).unwrap();
+        let musashi = open(name, &definition).unwrap();
+        assert_eq!(musashi.reads_sections(), [true, false]);
+        assert_eq!(musashi.derived_side().map(|side| side.index()), Some(1));
+        for choice in [
+            "simpei",
+            "mancala4",
+            "mancala8",
+            "bao",
+            "ring-hop",
+            "ring-hop-score",
+        ] {
+            let registration = chosen(choice).unwrap();
+            let options = retro_pipeline::ChosenOptions::new(registration.options, []);
+            let definition = (registration.definition)(choice, &options).unwrap();
+            let game = open(registration.name, &definition).unwrap();
+            assert_eq!(game.derived_side(), None, "{choice}");
+        }
+    }
+
+    #[test]
     fn unknown_games_and_bad_definitions_are_refused() {
         let e = open("chess", &serde_json::json!({})).err().unwrap();
         assert!(e.to_string().contains("not known"), "{e}");
