@@ -135,3 +135,39 @@ impl Core {
         self.progress.retain(|k, _| !of_stage(k));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::core::{Core, CoreConfig};
+    use std::time::Duration;
+
+    #[test]
+    fn a_failing_lease_check_is_stuck_only_while_it_persists() {
+        let data = std::env::temp_dir().join(format!("retro-stuck-{}", std::process::id()));
+        let mut core = Core::open(CoreConfig {
+            data: data.clone(),
+            lease: Duration::from_secs(1),
+            heartbeat: Duration::from_millis(200),
+            max_failures: 3,
+            split_above: u64::MAX,
+            open_game: |_, _| anyhow::bail!("no games in this test"),
+            workers_in_process: false,
+        })
+        .unwrap();
+        let now = Duration::ZERO;
+        assert_eq!(core.stuck(now), None);
+        core.checked(&Err(anyhow::anyhow!("database or disk is full")));
+        assert_eq!(
+            core.stuck(Duration::from_secs(3600)),
+            None,
+            "not for that long yet"
+        );
+        // The first failure is kept while they go on.
+        core.checked(&Err(anyhow::anyhow!("another failure")));
+        assert_eq!(core.stuck(now).as_deref(), Some("database or disk is full"));
+        core.checked(&Ok(()));
+        assert_eq!(core.stuck(now), None, "a check that succeeds clears it");
+        drop(core);
+        std::fs::remove_dir_all(data).unwrap();
+    }
+}
