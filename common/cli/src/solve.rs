@@ -22,7 +22,7 @@ use retro_store::{write_atomic, Manifest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use tracing::info;
+use tracing::{debug, info};
 
 /// How to run a solve.
 pub struct SolveOptions {
@@ -354,6 +354,17 @@ fn stage_worker(
                 &write_table,
                 keeper.clone(),
                 |report| {
+                    // Per ply, for profiles: the log's timestamps give each ply's wall time
+                    // (`RETRO_LOG=info,retro::solve=debug`).
+                    debug!(
+                        stage = %stage.name,
+                        ply = report.ply,
+                        resolved = report.resolved,
+                        expanded = report.expanded,
+                        work_ms = report.work.as_millis() as u64,
+                        logging_ms = report.logging.as_millis() as u64,
+                        "ply finished"
+                    );
                     let step = report.resolved.min(stage_slots - shown);
                     shown += step;
                     bar.inc(step);

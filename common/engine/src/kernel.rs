@@ -46,7 +46,7 @@ use crate::workspace::{
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Read access to the values of final, earlier stages.
 pub trait FinalValues: Sync {
@@ -82,7 +82,7 @@ pub struct SolvedSlice {
 pub type SliceSink<'a> = &'a (dyn Fn(usize, SolvedSlice) -> Result<(), String> + Sync);
 
 /// What happened in one ply, for progress display and logs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct PlyReport {
     /// The ply (= the value being finalised).
     pub ply: u32,
@@ -90,6 +90,11 @@ pub struct PlyReport {
     pub resolved: u64,
     /// How many positions were expanded (un-moved from) in this ply.
     pub expanded: u64,
+    /// Wall time of the ply's work on its slices: every batch, with the paging between them
+    /// out of core (zero where not measured).
+    pub work: Duration,
+    /// Wall time of recording the new frontier in the value log (zero without one).
+    pub logging: Duration,
 }
 
 /// Where a stage's time went.
@@ -788,6 +793,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
         };
         frontier.seal_sorting(pushes).map_err(scratch_error)?;
         let sink = Sink::new(lists, space);
+        let work_clock = Instant::now();
         for batch in &ply_batches {
             let batch_start = BatchStart::now();
             let pushed = expand(&frontier, batch, pushes, &clocks, |sec, chunk| {
@@ -966,13 +972,16 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             after_batch(&touched);
             batch_start.charge(&mut times.slices, batch, &lens);
         }
+        let work = work_clock.elapsed();
         let expanded = frontier.len() + exit_list.len();
         frontier = sink.into_inner();
+        let log_clock = Instant::now();
         if let Some(log) = &mut log {
             frontier.seal().map_err(scratch_error)?;
             log.record((ply + 1) as u8, &frontier)
                 .map_err(scratch_error)?;
         }
+        let logging = log_clock.elapsed();
         let scheduled: u64 = exits[ply as usize + 1..].iter().map(Frontier::len).sum();
         times.peak_list_keys = times
             .peak_list_keys
@@ -987,6 +996,8 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             ply: ply + 1,
             resolved: frontier.len(),
             expanded,
+            work,
+            logging,
         });
         ply += 1;
         if let Some(keeper) = keeper.filter(|k| k.due()) {

@@ -352,6 +352,7 @@ pub(crate) fn solve_in_memory<G: ScoreGame, F: FinalMargins>(
             ply: (bound - t + 1) as u32,
             resolved,
             expanded,
+            ..PlyReport::default()
         });
     }
     let propagated = propagating.elapsed();
