@@ -163,6 +163,80 @@ impl Drop for ScatteredBits<'_> {
     }
 }
 
+/// Runs queued between a run's prefetch and its copy: how many runs' first lines may be in
+/// flight at once.
+const RUN_DEPTH: usize = 8;
+
+/// OR-s runs of one bitmap into another ([`or_run`]), with the latency of their first words
+/// overlapped when the bitmaps are large.
+///
+/// A claim ply's run copies start at ranks all over two bitmaps far larger than the caches,
+/// and most runs are a word or two: each copy waited for a miss on its source word and another
+/// on its target word (measured on BOARD33 `browns=12`: 68% of the copies' time at those two
+/// loads). Here a run's first words are prefetched when it is queued and the run is copied
+/// [`RUN_DEPTH`] runs later, so that many misses are in flight at once. The bits written are
+/// exactly those of [`or_run`] run by run in order; the last queued runs are copied when it is
+/// dropped. Small bitmaps (below [`LARGE_BITMAP_WORDS`]) stay in the caches: their runs are
+/// copied at once.
+pub struct QueuedRuns<'a> {
+    dst: &'a mut [u64],
+    src: &'a [u64],
+    /// Whether runs are queued (large bitmaps) or copied at once.
+    overlapped: bool,
+    /// Queued runs, `(to, from, len)`, copied in queue order.
+    queue: [(u64, u64, u64); RUN_DEPTH],
+    /// Runs queued so far (the queue is a ring over them).
+    queued: usize,
+}
+
+impl<'a> QueuedRuns<'a> {
+    /// Copying runs of `src` into `dst`.
+    pub fn new(dst: &'a mut [u64], src: &'a [u64]) -> QueuedRuns<'a> {
+        let overlapped = dst.len().max(src.len()) >= LARGE_BITMAP_WORDS;
+        QueuedRuns {
+            dst,
+            src,
+            overlapped,
+            queue: [(0, 0, 0); RUN_DEPTH],
+            queued: 0,
+        }
+    }
+
+    /// `dst[to..to + len] |= src[from..from + len]`, now or a few runs later (at the latest
+    /// when `self` is dropped).
+    ///
+    /// # Panics
+    /// If either run reaches past its bitmap (at once, not when the run is copied).
+    #[inline(always)]
+    pub fn or_run(&mut self, to: u64, from: u64, len: u64) {
+        assert!(to + len <= self.dst.len() as u64 * 64 && from + len <= self.src.len() as u64 * 64);
+        if !self.overlapped || len == 0 {
+            or_run(self.dst, to, self.src, from, len);
+            return;
+        }
+        prefetch(&self.src[(from / 64) as usize]);
+        prefetch(&self.dst[(to / 64) as usize]);
+        let slot = self.queued % RUN_DEPTH;
+        if self.queued >= RUN_DEPTH {
+            let (to, from, len) = self.queue[slot];
+            or_run(self.dst, to, self.src, from, len);
+        }
+        self.queue[slot] = (to, from, len);
+        self.queued += 1;
+    }
+}
+
+impl Drop for QueuedRuns<'_> {
+    /// Copies the runs still queued.
+    fn drop(&mut self) {
+        let pending = self.queued.min(RUN_DEPTH);
+        for k in self.queued - pending..self.queued {
+            let (to, from, len) = self.queue[k % RUN_DEPTH];
+            or_run(self.dst, to, self.src, from, len);
+        }
+    }
+}
+
 /// Asks the cache for the line of `word`, without waiting for it.
 #[inline(always)]
 fn prefetch(word: &u64) {
@@ -224,6 +298,30 @@ mod tests {
                 set_bit(&mut slow[map], i);
             }
             prop_assert_eq!([first, second], slow);
+        }
+
+        #[test]
+        fn queued_runs_are_the_runs_copied_one_by_one(
+            runs in proptest::collection::vec((0u64..1 << 14, 0u64..1 << 14, 0u64..200), 0..3 * RUN_DEPTH),
+            spread in 0u64..2,
+        ) {
+            // Large bitmaps (the queue in use) with runs near both ends, fewer than the queue
+            // holds and several times more: all are copied.
+            let words = LARGE_BITMAP_WORDS;
+            let src: Vec<u64> = (0..words as u64).map(|w| w.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+            let far = |at: u64| if spread == 1 { words as u64 * 64 - 256 - at % 4096 } else { at };
+            let runs: Vec<(u64, u64, u64)> = runs.iter().map(|&(to, from, len)| (far(to), from, len)).collect();
+            let mut queued = vec![0u64; words];
+            let mut copier = QueuedRuns::new(&mut queued, &src);
+            for &(to, from, len) in &runs {
+                copier.or_run(to, from, len);
+            }
+            drop(copier);
+            let mut slow = vec![0u64; words];
+            for &(to, from, len) in &runs {
+                or_run(&mut slow, to, &src, from, len);
+            }
+            prop_assert!(queued == slow);
         }
     }
 }

@@ -22,7 +22,9 @@ mod permutation;
 mod subset;
 
 pub use binomial::binomial;
-pub use bits::{or_run, set_bit, DirectBits, ScatteredBits, SetBits, LARGE_BITMAP_WORDS};
+pub use bits::{
+    or_run, set_bit, DirectBits, QueuedRuns, ScatteredBits, SetBits, LARGE_BITMAP_WORDS,
+};
 pub use composition::{compositions, rank_composition, unrank_composition};
 pub use gap::{squeeze, unsqueeze};
 pub use permutation::BitPermutation;

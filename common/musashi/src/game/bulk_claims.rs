@@ -24,7 +24,8 @@
 use super::Musashi;
 use retro_engine::{BulkPlan, Share, SliceId};
 use retro_index::{
-    binomial, next_subset, or_run, squeeze, DirectBits, ScatteredBits, SetBits, LARGE_BITMAP_WORDS,
+    binomial, next_subset, squeeze, DirectBits, QueuedRuns, ScatteredBits, SetBits,
+    LARGE_BITMAP_WORDS,
 };
 
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
@@ -211,6 +212,9 @@ impl Musashi {
         }
         let shares = self.copy_shares(plan, black, k, share.of);
         let edges = self.squeezed_edges(black).enumerate();
+        // Consecutive contexts' runs lie far apart: their first words are prefetched a few
+        // runs ahead (the queue copies every run by the time it is dropped).
+        let mut runs = QueuedRuns::new(pre, members);
         for ((e, (lo, hi)), share_of) in edges.zip(shares) {
             if plan.0 >> e & 1 == 0 {
                 continue;
@@ -236,7 +240,7 @@ impl Musashi {
                         let others = spread << (lo + 1) | low;
                         let to = self.ranker.rank(others | 1 << x);
                         let from = self.ranker.rank(others | 1 << y);
-                        or_run(pre, to, members, from, len);
+                        runs.or_run(to, from, len);
                         if rest == 0 {
                             break;
                         }
