@@ -32,10 +32,14 @@ fn board33_killed_three_times_at_random_resumes_to_identical_tables() {
     println!("kill-time seed {seed}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let dir = temp_dir("b33-resume").join("out");
-    let delays: Vec<Duration> = (0..3)
-        .map(|_| Duration::from_secs_f64(rng.gen_range(0.05..0.8) * solve_time.as_secs_f64() / 3.0))
+    let moments: Vec<KillMoment> = (0..3)
+        .map(|_| {
+            KillMoment::After(Duration::from_secs_f64(
+                rng.gen_range(0.05..0.8) * solve_time.as_secs_f64() / 3.0,
+            ))
+        })
         .collect();
-    let kills = kill_after(&args, &dir, &delays);
+    let kills = kill_at(&args, &dir, &moments);
     assert_eq!(
         kills, 3,
         "seed {seed}: the solve ended before it was killed three times"

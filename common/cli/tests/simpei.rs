@@ -592,8 +592,8 @@ fn in_process_solve_killed_and_resumed_writes_the_same_bytes_as_the_embedded_clu
         "--out",
     ];
     let dir = temp_dir("simpei-killed").join("out");
-    let delays = [5u64, 52].map(std::time::Duration::from_secs);
-    let kills = kill_after(&args, &dir, &delays);
+    let moments = [5u64, 52].map(|s| KillMoment::After(std::time::Duration::from_secs(s)));
+    let kills = kill_at(&args, &dir, &moments);
     assert!(kills >= 1, "the solve finished before it could be killed");
     let mut full: Vec<&str> = args.to_vec();
     full.push(s(&dir));

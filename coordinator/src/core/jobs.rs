@@ -149,7 +149,22 @@ impl Core {
             }
             Ok(id)
         })?;
-        let row = self.db.read().job(id)?.expect("just inserted");
+        self.plan_job(id, game, storage)?;
+        Ok(id)
+    }
+
+    /// Plans job `id`'s tasks, one per stage, adopting the intact tables found in its
+    /// directory, and loads it. The job's row and its tasks are written by two transactions
+    /// with the directory prepared between them, so a coordinator killed in between leaves a
+    /// job without tasks: [`Core::load_job`] plans such a job again (a job without tasks
+    /// would otherwise look finished, with nothing solved).
+    pub(super) fn plan_job(
+        &mut self,
+        id: u64,
+        game: Arc<dyn JobGame>,
+        storage: &str,
+    ) -> Result<()> {
+        let row = self.db.read().job(id)?.context("job not in the database")?;
         let job_path = self.config.data.join(&row.dir);
         let planned = (|| {
             let mut manifest = job_dir::prepare(&job_path, &*game, storage, &DATABASE_FILES)?;
@@ -194,8 +209,7 @@ impl Core {
         info!(job = id, dir = %job_path.display(), "job planned: {} stages", game.stages().len());
         self.load_job_with(row, game)?;
         self.write_manifest(id)?;
-        self.finish_if_complete(id)?;
-        Ok(id)
+        self.finish_if_complete(id)
     }
 
     /// Cancels a job: no more tasks are given out, running ones are abandoned.

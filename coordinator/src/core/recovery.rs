@@ -2,7 +2,8 @@
 //!
 //! A coordinator can stop at any instant: between a worker writing its shards and reporting
 //! them, in the middle of a merge, after a step merged but before the barrier looked at it.
-//! Every durable change is one transaction, so the database is always consistent; what may be
+//! Every durable change is one transaction, so the database is always consistent (a job
+//! planned only halfway, its row without tasks, is planned again on loading); what may be
 //! left over is on disk (temporaries, shards and step files of attempts that will never
 //! report) or in memory only (leases). [`Core::recover`] removes the former, re-checks every
 //! merged table against its checksum (a damaged one reopens its task), gives running tasks a
@@ -28,6 +29,13 @@ impl Core {
     pub(super) fn load_job(&mut self, row: JobRow) -> Result<()> {
         let game = (self.config.open_game)(&row.game, &row.definition)
             .with_context(|| format!("job {}", row.id))?;
+        if self.db.read().tasks(row.id)?.is_empty() {
+            warn!(
+                job = row.id,
+                "the job was created but its stages were never planned (interrupted); planning them now"
+            );
+            return self.plan_job(row.id, game, &row.storage);
+        }
         self.load_job_with(row, game)
     }
 

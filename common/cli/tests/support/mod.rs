@@ -129,21 +129,51 @@ pub fn assert_same_results(want: &Path, have: &Path) {
     }
 }
 
-/// Starts `retro <args> <out>` once per delay and SIGKILLs it after that delay (unless it has
-/// already finished); returns how many runs were killed.
-pub fn kill_after(args: &[&str], out: &Path, delays: &[std::time::Duration]) -> usize {
+/// When one run of [`kill_at`] is killed.
+#[derive(Clone, Copy, Debug)]
+pub enum KillMoment {
+    /// This long after it started (for the moments before any table exists).
+    After(std::time::Duration),
+    /// As soon as the output directory holds this many more tables than when it started: a
+    /// moment tied to the solve's progress, so that a faster machine does not finish the job
+    /// before it is killed.
+    NewTables(usize),
+}
+
+/// The tables (`*.tbl`) in `dir` (none if it does not exist yet).
+fn table_count(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tbl"))
+            .count()
+    })
+}
+
+/// Starts `retro <args> <out>` once per moment and SIGKILLs it at that moment (unless it has
+/// finished first); returns how many runs were killed.
+pub fn kill_at(args: &[&str], out: &Path, moments: &[KillMoment]) -> usize {
     let mut kills = 0;
-    for &delay in delays {
+    for &moment in moments {
+        let tables_before = table_count(out);
+        let started = std::time::Instant::now();
         let mut child = Command::new(env!("CARGO_BIN_EXE_retro"))
             .args(args)
             .arg(out)
             .env("RETRO_LOG", "warn")
             .spawn()
             .unwrap();
-        std::thread::sleep(delay);
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            kills += 1;
+        let due = || match moment {
+            KillMoment::After(delay) => started.elapsed() >= delay,
+            KillMoment::NewTables(n) => table_count(out) >= tables_before + n,
+        };
+        while child.try_wait().unwrap().is_none() {
+            if due() {
+                child.kill().unwrap(); // SIGKILL
+                kills += 1;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         child.wait().unwrap();
     }
