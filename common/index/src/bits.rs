@@ -117,9 +117,7 @@ impl SetBits for DirectBits<'_> {
 pub struct ScatteredBits<'a> {
     maps: [&'a mut [u64]; 2],
     /// Queued bits, `(bitmap, index)`, written in queue order.
-    queue: [(usize, u64); SCATTER_DEPTH],
-    /// Bits queued so far (the queue is a ring over them).
-    queued: usize,
+    queue: DelayRing<(usize, u64), SCATTER_DEPTH>,
 }
 
 impl<'a> ScatteredBits<'a> {
@@ -127,8 +125,7 @@ impl<'a> ScatteredBits<'a> {
     pub fn new(first: &'a mut [u64], second: &'a mut [u64]) -> ScatteredBits<'a> {
         ScatteredBits {
             maps: [first, second],
-            queue: [(0, 0); SCATTER_DEPTH],
-            queued: 0,
+            queue: DelayRing::new(),
         }
     }
 }
@@ -142,22 +139,16 @@ impl SetBits for ScatteredBits<'_> {
     #[inline(always)]
     fn set(&mut self, map: usize, i: u64) {
         prefetch(&self.maps[map][(i / 64) as usize]);
-        let slot = self.queued % SCATTER_DEPTH;
-        if self.queued >= SCATTER_DEPTH {
-            let (old_map, old) = self.queue[slot];
-            set_bit(self.maps[old_map], old);
+        if let Some((due_map, due)) = self.queue.push((map, i)) {
+            set_bit(self.maps[due_map], due);
         }
-        self.queue[slot] = (map, i);
-        self.queued += 1;
     }
 }
 
 impl Drop for ScatteredBits<'_> {
     /// Writes the bits still queued.
     fn drop(&mut self) {
-        let pending = self.queued.min(SCATTER_DEPTH);
-        for k in self.queued - pending..self.queued {
-            let (map, i) = self.queue[k % SCATTER_DEPTH];
+        for (map, i) in self.queue.drain() {
             set_bit(self.maps[map], i);
         }
     }
@@ -184,9 +175,7 @@ pub struct QueuedRuns<'a> {
     /// Whether runs are queued (large bitmaps) or copied at once.
     overlapped: bool,
     /// Queued runs, `(to, from, len)`, copied in queue order.
-    queue: [(u64, u64, u64); RUN_DEPTH],
-    /// Runs queued so far (the queue is a ring over them).
-    queued: usize,
+    queue: DelayRing<(u64, u64, u64), RUN_DEPTH>,
 }
 
 impl<'a> QueuedRuns<'a> {
@@ -197,8 +186,7 @@ impl<'a> QueuedRuns<'a> {
             dst,
             src,
             overlapped,
-            queue: [(0, 0, 0); RUN_DEPTH],
-            queued: 0,
+            queue: DelayRing::new(),
         }
     }
 
@@ -216,24 +204,55 @@ impl<'a> QueuedRuns<'a> {
         }
         prefetch(&self.src[(from / 64) as usize]);
         prefetch(&self.dst[(to / 64) as usize]);
-        let slot = self.queued % RUN_DEPTH;
-        if self.queued >= RUN_DEPTH {
-            let (to, from, len) = self.queue[slot];
+        if let Some((to, from, len)) = self.queue.push((to, from, len)) {
             or_run(self.dst, to, self.src, from, len);
         }
-        self.queue[slot] = (to, from, len);
-        self.queued += 1;
     }
 }
 
 impl Drop for QueuedRuns<'_> {
     /// Copies the runs still queued.
     fn drop(&mut self) {
-        let pending = self.queued.min(RUN_DEPTH);
-        for k in self.queued - pending..self.queued {
-            let (to, from, len) = self.queue[k % RUN_DEPTH];
+        for (to, from, len) in self.queue.drain() {
             or_run(self.dst, to, self.src, from, len);
         }
+    }
+}
+
+/// The queue behind [`ScatteredBits`] and [`QueuedRuns`]: a ring of `N` items that hands each
+/// one back `N` pushes after it came in, the time its prefetched line needs to arrive.
+struct DelayRing<T, const N: usize> {
+    items: [T; N],
+    /// Items pushed so far (the ring holds the last `N` of them).
+    pushed: usize,
+}
+
+impl<T: Copy + Default, const N: usize> DelayRing<T, N> {
+    /// An empty ring.
+    fn new() -> DelayRing<T, N> {
+        DelayRing {
+            items: [T::default(); N],
+            pushed: 0,
+        }
+    }
+
+    /// Queues `item`; returns the item queued `N` pushes before it, now due, if there is one.
+    #[inline(always)]
+    fn push(&mut self, item: T) -> Option<T> {
+        let slot = self.pushed % N;
+        let due = (self.pushed >= N).then(|| self.items[slot]);
+        self.items[slot] = item;
+        self.pushed += 1;
+        due
+    }
+
+    /// The items still queued, oldest first; the ring is empty afterwards.
+    fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+        let pending = self.pushed.min(N);
+        let first = self.pushed - pending;
+        self.pushed = 0;
+        let items = &self.items;
+        (first..first + pending).map(move |k| items[k % N])
     }
 }
 
@@ -259,6 +278,19 @@ mod tests {
 
     fn get(bits: &[u64], i: u64) -> bool {
         bits[(i / 64) as usize] >> (i % 64) & 1 == 1
+    }
+
+    #[test]
+    fn the_delay_ring_hands_every_item_back_in_order_n_pushes_later() {
+        for pushes in 0..20usize {
+            let mut ring = DelayRing::<usize, 8>::new();
+            for i in 0..pushes {
+                assert_eq!(ring.push(i), i.checked_sub(8), "push {i}");
+            }
+            let rest: Vec<usize> = ring.drain().collect();
+            assert_eq!(rest, (pushes.saturating_sub(8)..pushes).collect::<Vec<_>>());
+            assert_eq!(ring.drain().count(), 0, "drained twice");
+        }
     }
 
     proptest! {
