@@ -149,7 +149,7 @@ impl Core {
             }
             Ok(id)
         })?;
-        self.plan_job(id, game, storage)?;
+        self.plan_job(id, game)?;
         Ok(id)
     }
 
@@ -157,14 +157,11 @@ impl Core {
     /// directory, and loads it. The job's row and its tasks are written by two transactions
     /// with the directory prepared between them, so a coordinator killed in between leaves a
     /// job without tasks: [`Core::load_job`] plans such a job again (a job without tasks
-    /// would otherwise look finished, with nothing solved).
-    pub(super) fn plan_job(
-        &mut self,
-        id: u64,
-        game: Arc<dyn JobGame>,
-        storage: &str,
-    ) -> Result<()> {
+    /// would otherwise look finished, with nothing solved). Its tables go to the storage its
+    /// row records (empty: the directory).
+    pub(super) fn plan_job(&mut self, id: u64, game: Arc<dyn JobGame>) -> Result<()> {
         let row = self.db.read().job(id)?.context("job not in the database")?;
+        let storage = &row.storage.clone();
         let job_path = self.config.data.join(&row.dir);
         let planned = (|| {
             let mut manifest = job_dir::prepare(&job_path, &*game, storage, &DATABASE_FILES)?;

@@ -34,7 +34,7 @@ impl Core {
                 job = row.id,
                 "the job was created but its stages were never planned (interrupted); planning them now"
             );
-            return self.plan_job(row.id, game, &row.storage);
+            return self.plan_job(row.id, game);
         }
         self.load_job_with(row, game)
     }
