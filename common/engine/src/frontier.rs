@@ -17,7 +17,7 @@
 //! walked in a few streams the caches follow instead of at random: on BOARD33, whose slices
 //! are far larger than the caches, this took 12–27% off a stage (8% off BOARD25; figures in
 //! docs/benchmarks.md). Spilled lists are sorted a group at a time as they are read
-//! (`kernel::expand`).
+//! (`kernel::expand`), narrowed to 32 bits where they were spilled so ([`GroupKeys`]).
 
 use crate::atomic::ScratchError;
 use crate::workspace::Workspace;
@@ -374,10 +374,69 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
     segments.push(Segment::Memory(all));
 }
 
+/// The keys of a group of chunks read from a list, gathered for sorting: narrowed to 32 bits
+/// when every chunk is narrowed the same way (spilled Sixteen Musashi lists always are), since
+/// a radix sort of 4-byte keys moves half the bytes of 8-byte ones in one pass fewer, and
+/// narrowing keeps the keys' order.
+pub(crate) enum GroupKeys {
+    /// The keys, narrowed by the one narrowing of the group.
+    Narrow(Vec<u32>, Narrowing),
+    /// The keys as they are.
+    Wide(Vec<u64>),
+}
+
+impl GroupKeys {
+    /// The keys of `group`, in its order.
+    pub(crate) fn of(group: &[(u32, KeyChunk)]) -> GroupKeys {
+        let narrowing = match group.first() {
+            Some((_, KeyChunk::Narrow(_, n))) => Some(*n),
+            _ => None,
+        };
+        let same = |c: &KeyChunk| matches!(c, KeyChunk::Narrow(_, n) if Some(*n) == narrowing);
+        match narrowing.filter(|_| group.iter().all(|(_, c)| same(c))) {
+            Some(n) => {
+                let mut keys = Vec::with_capacity(group.iter().map(|(_, c)| c.len()).sum());
+                for (_, chunk) in group {
+                    if let KeyChunk::Narrow(narrow, _) = chunk {
+                        keys.extend_from_slice(narrow);
+                    }
+                }
+                GroupKeys::Narrow(keys, n)
+            }
+            None => GroupKeys::Wide(group.iter().flat_map(|(_, c)| c.iter()).collect()),
+        }
+    }
+
+    /// Sorts the keys in runs of `run` keys, the runs in parallel (one sort of the whole when
+    /// `run` is at least their number).
+    pub(crate) fn sort_runs(&mut self, run: usize) {
+        match self {
+            GroupKeys::Narrow(keys, _) => {
+                if !keys.is_sorted() {
+                    keys.par_chunks_mut(run).for_each(radsort::sort);
+                }
+            }
+            GroupKeys::Wide(keys) => {
+                if !keys.is_sorted() {
+                    keys.par_chunks_mut(run).for_each(sort_for_locality);
+                }
+            }
+        }
+    }
+
+    /// The keys, widened back where narrowed.
+    pub(crate) fn into_wide(self) -> Vec<u64> {
+        match self {
+            GroupKeys::Narrow(keys, n) => keys.into_iter().map(|k| n.widen(k)).collect(),
+            GroupKeys::Wide(keys) => keys,
+        }
+    }
+}
+
 /// Sorts `keys` for the locality of the ply that expands them (see the module documentation):
 /// a radix sort (sorting on the 24 highest bits only, three passes instead of up to five, was
 /// measured: no faster).
-pub(crate) fn sort_for_locality(keys: &mut [u64]) {
+fn sort_for_locality(keys: &mut [u64]) {
     radsort::sort(keys);
 }
 
@@ -650,6 +709,48 @@ mod tests {
             .chain([1 << 40, 1])
             .collect();
         assert_eq!(keys, want);
+    }
+
+    #[test]
+    fn a_group_sorted_narrowed_gives_its_keys_sorted_wide() {
+        let dir = tempfile::tempdir().unwrap();
+        let space = Workspace::out_of_core(dir.path().into(), 0);
+        let mut f = Frontier::new(3, &space);
+        // 33-bit keys with bit 20 clear (narrowed), pushed out of order in several segments;
+        // slot 1 also gets keys that do not narrow.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut pushed = Vec::new();
+        for _ in 0..5 {
+            let keys: Vec<u64> = (0..3000)
+                .map(|_| {
+                    x = x.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ 0x94D0_49BB;
+                    x & (1 << 32 | 0xFFEF_FFFF)
+                })
+                .collect();
+            pushed.extend(&keys);
+            f.push(0, keys);
+        }
+        f.push(1, vec![9, 1 << 40, 3]);
+        f.seal().unwrap();
+        let chunks = f.chunks(&[0]);
+        let mut keys = GroupKeys::of(&chunks);
+        assert!(matches!(keys, GroupKeys::Narrow(..)));
+        keys.sort_runs(usize::MAX);
+        pushed.sort_unstable();
+        assert_eq!(keys.into_wide(), pushed);
+        // Sorted in runs, each run is sorted and together they hold the keys.
+        let mut keys = GroupKeys::of(&chunks);
+        keys.sort_runs(4096);
+        let runs = keys.into_wide();
+        assert!(runs.chunks(4096).all(|run| run.is_sorted()));
+        let mut all = runs.clone();
+        all.sort_unstable();
+        assert_eq!(all, pushed);
+        // Keys of another width stay wide.
+        let mut wide = GroupKeys::of(&f.chunks(&[1]));
+        assert!(matches!(wide, GroupKeys::Wide(..)));
+        wide.sort_runs(usize::MAX);
+        assert_eq!(wide.into_wide(), vec![3, 9, 1 << 40]);
     }
 
     #[test]

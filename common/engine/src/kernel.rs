@@ -31,7 +31,7 @@ use crate::checkpoint::{
     CarriedTimes, ListId, LoggedBlock, NoLog, PlySnapshot, RestoreInto, RestoredPly, StageShape,
 };
 use crate::distinct::Distinct;
-use crate::frontier::{sort_for_locality, Frontier, KeyChunk, Sink, SlotLists, CHUNK};
+use crate::frontier::{Frontier, GroupKeys, KeyChunk, Sink, SlotLists, CHUNK};
 use crate::game::{BulkPlan, Game, Side, SliceId, Stage};
 use crate::meter::{BatchStart, SliceCost, SlotClocks};
 use crate::rules::{
@@ -433,10 +433,10 @@ fn expand(
     // share of the chunks is then about one sorted run, as local as one sort of the whole.
     let parts = rayon::current_num_threads().max(1);
     let prepare = |&(sec, group): &(usize, &[(u32, KeyChunk)])| -> (usize, Vec<u64>) {
-        let mut keys: Vec<u64> = group.iter().flat_map(|&(_, c)| c.iter()).collect();
-        let run = keys.len().div_ceil(parts).max(CHUNK);
-        keys.par_chunks_mut(run).for_each(sort_for_locality);
-        (sec, keys)
+        let mut keys = GroupKeys::of(group);
+        let len: usize = group.iter().map(|(_, c)| c.len()).sum();
+        keys.sort_runs(len.div_ceil(parts).max(CHUNK));
+        (sec, keys.into_wide())
     };
     let chunks: Vec<(usize, Vec<(u32, KeyChunk)>)> = sections
         .iter()

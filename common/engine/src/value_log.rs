@@ -23,7 +23,7 @@
 
 use crate::atomic::ScratchError;
 use crate::checkpoint::{LogBlocks, LoggedBlock};
-use crate::frontier::{sort_for_locality, Frontier, KeyChunk, Narrowing};
+use crate::frontier::{Frontier, GroupKeys, KeyChunk, Narrowing};
 use crate::workspace::Workspace;
 use rayon::prelude::*;
 use std::fs::File;
@@ -263,29 +263,15 @@ const WIDE: u8 = 0xFF;
 /// The keys of a group of frontier chunks, coded as a block: narrowed when every chunk is
 /// narrowed the same way. Returns the block and its number of keys.
 fn code(group: &[(u32, KeyChunk)]) -> (Vec<u8>, usize) {
-    let narrowing = match group.first() {
-        Some((_, KeyChunk::Narrow(_, n))) => Some(*n),
-        _ => None,
-    };
-    let same = |c: &KeyChunk| matches!(c, KeyChunk::Narrow(_, n) if Some(*n) == narrowing);
-    if let Some(n) = narrowing.filter(|_| group.iter().all(|(_, c)| same(c))) {
-        let mut keys: Vec<u32> = Vec::new();
-        for (_, chunk) in group {
-            if let KeyChunk::Narrow(narrow, _) = chunk {
-                keys.extend_from_slice(narrow);
-            }
+    let mut keys = GroupKeys::of(group);
+    keys.sort_runs(usize::MAX);
+    match keys {
+        GroupKeys::Narrow(keys, n) => {
+            let coded = compress(n.gap_byte(), keys.iter().map(|&k| u64::from(k)));
+            (coded, keys.len())
         }
-        if !keys.is_sorted() {
-            radsort::sort(&mut keys);
-        }
-        let len = keys.len();
-        return (compress(n.gap_byte(), keys.into_iter().map(u64::from)), len);
+        GroupKeys::Wide(keys) => (compress(WIDE, keys.iter().copied()), keys.len()),
     }
-    let mut keys: Vec<u64> = group.iter().flat_map(|(_, c)| c.iter()).collect();
-    if !keys.is_sorted() {
-        sort_for_locality(&mut keys);
-    }
-    (compress(WIDE, keys.iter().copied()), keys.len())
 }
 
 /// Sorted `keys` as a block: the narrowing byte `tag`, then the varint gaps, compressed.
