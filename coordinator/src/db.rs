@@ -402,14 +402,21 @@ impl Db {
     /// Runs `f` in one transaction, which takes the database's write lock at once (`BEGIN
     /// IMMEDIATE`) and, once [guarded](Db::guard), first checks that this coordinator still
     /// owns the database: nothing is written by a deposed one.
+    ///
+    /// An SQLite error (a full disk, say, which may strike any statement or the commit) names
+    /// the database file, so that the operator knows which disk to free.
     pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
         let Db { conn, data, owner } = self;
+        let named = |e: anyhow::Error| name_database(e, data);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .context("cannot start a transaction")?;
-        Db::check_owner(owner.as_ref(), data, &Tx(&tx))?;
-        let value = f(&Tx(&tx))?;
-        tx.commit().context("cannot commit a transaction")?;
+            .context("cannot start a transaction")
+            .map_err(named)?;
+        Db::check_owner(owner.as_ref(), data, &Tx(&tx)).map_err(named)?;
+        let value = f(&Tx(&tx)).map_err(named)?;
+        tx.commit()
+            .context("cannot commit a transaction")
+            .map_err(named)?;
         Ok(value)
     }
 
@@ -422,6 +429,18 @@ impl Db {
     /// Read-only access (no transaction needed for single statements).
     pub fn read(&self) -> Tx<'_> {
         Tx(&self.conn)
+    }
+}
+
+/// `error` with the path of the database in `data` put before it when SQLite raised it (and
+/// not already named there); other errors (a deposed coordinator, a missing job) as they are.
+fn name_database(error: anyhow::Error, data: &Path) -> anyhow::Error {
+    let path = data.join(DATABASE);
+    let from_sqlite = error.chain().any(|e| e.is::<rusqlite::Error>());
+    if from_sqlite && !format!("{error:#}").contains(&*path.to_string_lossy()) {
+        error.context(path.display().to_string())
+    } else {
+        error
     }
 }
 
@@ -909,5 +928,36 @@ impl Tx<'_> {
             ],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_sqlite_error_in_a_transaction_names_the_database_file() {
+        let data = std::env::temp_dir().join(format!("retro-db-named-{}", std::process::id()));
+        std::fs::create_dir_all(&data).unwrap();
+        let mut db = Db::open(&data).unwrap();
+        let error = db
+            .transaction(|tx| {
+                tx.0.execute("INSERT INTO no_such_table VALUES (1)", [])
+                    .context("cannot insert")?;
+                Ok(())
+            })
+            .unwrap_err();
+        let message = format!("{error:#}");
+        let path = data.join(DATABASE).display().to_string();
+        assert!(
+            message.starts_with(&format!("{path}: cannot insert: ")),
+            "{message}"
+        );
+        // An error of the transaction's own (not SQLite's) is left as it is.
+        let error = db
+            .transaction(|_| -> Result<()> { anyhow::bail!("no such job") })
+            .unwrap_err();
+        assert_eq!(format!("{error:#}"), "no such job");
+        std::fs::remove_dir_all(&data).unwrap();
     }
 }
