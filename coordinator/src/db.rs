@@ -420,6 +420,14 @@ impl Db {
         Ok(value)
     }
 
+    /// Renews `owner`'s heartbeat, on its own (no transaction: see [`Tx::renew_owner`]); an
+    /// SQLite error names the database file, as in [`Db::transaction`].
+    pub fn renew_owner(&self, owner: &Owner, now: i64) -> Result<bool> {
+        self.read()
+            .renew_owner(owner, now)
+            .map_err(|e| name_database(e, &self.data))
+    }
+
     /// Checks, without writing, that this coordinator still owns the database (see
     /// [`Db::guard`]).
     pub fn owned(&self) -> Result<()> {

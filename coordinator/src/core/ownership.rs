@@ -77,7 +77,7 @@ impl Core {
     pub(super) fn renew_ownership(&mut self) -> Result<(), Refusal> {
         self.check_owner()?;
         // The update names this coordinator: it changes nothing if another took the row.
-        if !self.db.read().renew_owner(&self.owner, now_ms())? {
+        if !self.db.renew_owner(&self.owner, now_ms())? {
             self.check_owner()?;
         }
         Ok(())
