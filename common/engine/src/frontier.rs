@@ -407,6 +407,14 @@ impl GroupKeys {
         }
     }
 
+    /// Number of keys.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            GroupKeys::Narrow(keys, _) => keys.len(),
+            GroupKeys::Wide(keys) => keys.len(),
+        }
+    }
+
     /// Sorts the keys in runs of `run` keys, the runs in parallel (one sort of the whole when
     /// `run` is at least their number).
     pub(crate) fn sort_runs(&mut self, run: usize) {

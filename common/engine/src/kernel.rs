@@ -434,8 +434,7 @@ fn expand(
     let parts = rayon::current_num_threads().max(1);
     let prepare = |&(sec, group): &(usize, &[(u32, KeyChunk)])| -> (usize, Vec<u64>) {
         let mut keys = GroupKeys::of(group);
-        let len: usize = group.iter().map(|(_, c)| c.len()).sum();
-        keys.sort_runs(len.div_ceil(parts).max(CHUNK));
+        keys.sort_runs(keys.len().div_ceil(parts).max(CHUNK));
         (sec, keys.into_wide())
     };
     let chunks: Vec<(usize, Vec<(u32, KeyChunk)>)> = sections
