@@ -207,7 +207,8 @@ pub fn compute_stage(
         None => space,
     };
     let out_of_core = placement != Placement::InMemory;
-    release_free_memory();
+    let keep = placement.kept_free_bytes();
+    release_free_memory(keep);
     // Out of core, slices the kernel solves one at a time (compact arrays: built from the
     // value log at the end) are encoded and written as they come, never kept.
     let sunk: Mutex<Vec<(usize, SliceRecord)>> = Mutex::new(Vec::new());
@@ -231,13 +232,13 @@ pub fn compute_stage(
         &mut |report| {
             // Out of core the budget is tight: what a ply's lists freed goes back at once.
             if out_of_core {
-                release_free_memory();
+                release_free_memory(keep);
             }
             on_ply(report)
         },
         sink,
     )?;
-    release_free_memory();
+    release_free_memory(keep);
     let clock = Instant::now();
     let mut sunk = sunk.into_inner().expect("table records lock");
     let tables = if sunk.is_empty() {
@@ -270,18 +271,30 @@ pub fn compute_stage(
     })
 }
 
-/// Hands the memory the allocator keeps in its free lists back to the operating system.
+/// Hands the memory the allocator keeps in its free lists back to the operating system, when
+/// it holds more than `keep` bytes of it.
 ///
 /// A large stage allocates and frees gigabytes of frontier lists in pieces of a few megabytes;
 /// glibc's allocator keeps such freed pieces in its arenas, so without this the next stage would
 /// start with gigabytes of resident but unused memory (measured: 5 GB after BOARD31's
 /// `browns=12`), and the memory budget would be exceeded.
-pub fn release_free_memory() {
+///
+/// A little is kept ([`Placement::kept_free_bytes`]): every page handed back is faulted in and
+/// zeroed again when next used, and on the virtual machines measured a fresh page costs
+/// microseconds. Trimming after each of BOARD25's stages made 110 thousand of its 180 thousand
+/// page faults, and 6% of its CPU time went to the kernel zeroing pages (`clear_page_erms`);
+/// see docs/benchmarks.md.
+pub fn release_free_memory(keep: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory of the allocator's own arenas to the system.
+    // SAFETY: mallinfo2 only reads the allocator's statistics; malloc_trim only returns free
+    // memory of the allocator's own arenas to the system.
     unsafe {
-        libc::malloc_trim(0);
+        if libc::mallinfo2().fordblks > keep {
+            libc::malloc_trim(0);
+        }
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = keep;
 }
 
 /// Encodes the tables of a solved stage (in parallel), hands each to `write`, and returns
@@ -520,6 +533,17 @@ pub enum Placement {
 }
 
 impl Placement {
+    /// Free memory the allocator may keep between plies and stages ([`release_free_memory`]):
+    /// 256 MiB in memory (BOARD25 keeps all it frees for 12 MB more at its peak), at most a
+    /// 32nd of the resident window out of core, where the budget is tight.
+    pub fn kept_free_bytes(self) -> usize {
+        const IN_MEMORY: usize = 256 << 20;
+        match self {
+            Placement::InMemory => IN_MEMORY,
+            Placement::OutOfCore { window, .. } => IN_MEMORY.min((window / 32) as usize),
+        }
+    }
+
     /// Whether the stage reads its inputs from their table files rather than holding them.
     pub fn pages_inputs(self) -> bool {
         matches!(
