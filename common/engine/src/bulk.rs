@@ -195,18 +195,15 @@ impl<G: Game> BulkSlot<'_, G> {
     /// [`BulkSlot::claim`] for the words of `pre`, the slot's from word `first` on.
     fn claim_piece(&self, first: usize, pre: &mut [u64], target: &Section, value: u8) -> Vec<u64> {
         // `pre` becomes the claims (open predecessors), their final bits set.
-        let mut claims = 0;
         for (from, finals) in pre.iter_mut().zip(&target.finals[first..]) {
             *from &= !finals.load(Relaxed);
             if *from != 0 {
                 finals.fetch_or(*from, Relaxed);
-                claims += from.count_ones() as usize;
             }
         }
         // Their keys and values: the game steps keys through runs of words with claims (a
-        // step is cheaper than an unrank), and unranks afresh after a gap. The list is
-        // allocated at its size: grown by doubling, each step would copy it into fresh pages.
-        let mut found = Vec::with_capacity(claims);
+        // step is cheaper than an unrank), and unranks afresh after a gap.
+        let mut found = Vec::new();
         let words = pre.len();
         let mut w = 0;
         while w < words {

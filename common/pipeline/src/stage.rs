@@ -289,7 +289,7 @@ pub fn release_free_memory(keep: usize) {
     // SAFETY: mallinfo2 only reads the allocator's statistics; malloc_trim only returns free
     // memory of the allocator's own arenas to the system.
     unsafe {
-        if libc::mallinfo2().fordblks > keep {
+        if keep == 0 || libc::mallinfo2().fordblks > keep {
             libc::malloc_trim(0);
         }
     }
@@ -533,14 +533,14 @@ pub enum Placement {
 }
 
 impl Placement {
-    /// Free memory the allocator may keep between plies and stages ([`release_free_memory`]):
-    /// 256 MiB in memory (BOARD25 keeps all it frees for 12 MB more at its peak), at most a
-    /// 32nd of the resident window out of core, where the budget is tight.
+    /// Free memory the allocator may keep between stages ([`release_free_memory`]): 256 MiB in
+    /// memory (BOARD25 then keeps all it frees, for less memory at its peak, not more); none
+    /// out of core, where the budget is tight and what a ply frees goes back at once (keeping
+    /// a 32nd of the window was measured no faster on BOARD33 `browns=10`).
     pub fn kept_free_bytes(self) -> usize {
-        const IN_MEMORY: usize = 256 << 20;
         match self {
-            Placement::InMemory => IN_MEMORY,
-            Placement::OutOfCore { window, .. } => IN_MEMORY.min((window / 32) as usize),
+            Placement::InMemory => 256 << 20,
+            Placement::OutOfCore { .. } => 0,
         }
     }
 
