@@ -534,9 +534,8 @@ pub enum Placement {
 
 impl Placement {
     /// Free memory the allocator may keep between stages ([`release_free_memory`]): 256 MiB in
-    /// memory (BOARD25 then keeps all it frees, for less memory at its peak, not more); none
-    /// out of core, where the budget is tight and what a ply frees goes back at once (keeping
-    /// a 32nd of the window was measured no faster on BOARD33 `browns=10`).
+    /// memory (BOARD25 then keeps all it frees, for about 3% more memory at its peak); none out
+    /// of core, where the budget is tight and what a ply frees goes back at once, as before.
     pub fn kept_free_bytes(self) -> usize {
         match self {
             Placement::InMemory => 256 << 20,
