@@ -945,9 +945,9 @@ mod tests {
 
     #[test]
     fn an_sqlite_error_in_a_transaction_names_the_database_file() {
-        let data = std::env::temp_dir().join(format!("retro-db-named-{}", std::process::id()));
-        std::fs::create_dir_all(&data).unwrap();
-        let mut db = Db::open(&data).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path();
+        let mut db = Db::open(data).unwrap();
         let error = db
             .transaction(|tx| {
                 tx.0.execute("INSERT INTO no_such_table VALUES (1)", [])
@@ -966,6 +966,5 @@ mod tests {
             .transaction(|_| -> Result<()> { anyhow::bail!("no such job") })
             .unwrap_err();
         assert_eq!(format!("{error:#}"), "no such job");
-        std::fs::remove_dir_all(&data).unwrap();
     }
 }
