@@ -41,7 +41,8 @@ pub struct Musashi {
     origin_images: Vec<Vec<u8>>,
     /// `twin_origins[b][p]`: for a black un-move from `b` back to its neighbour `p`, the
     /// earlier neighbours `q` (in increasing order) with a group element `g` taking `q` to `p`:
-    /// when `g` fixes the brown mask and `q` is free too, the two un-moves reach one position.
+    /// when `g` fixes the brown mask and `q` is free too, the two un-moves reach one position
+    /// (and two black moves from `b`, to `q` and to `p`, one orbit).
     twin_origins: Vec<Vec<Vec<(u8, u8)>>>,
     /// `black_images[b]`: the non-identity group elements (a bit each) in `origin_images` of
     /// the neighbours of `b`: the images a black move from `b` needs.
@@ -495,7 +496,7 @@ impl Musashi {
         if targets.count_ones() > 8 {
             return None;
         }
-        let mut quiet = 0u32;
+        let mut quiet = 0u64;
         let mut capturing = [(0usize, 0u64); 8];
         let mut captures_found = 0;
         let mut rest = targets;
@@ -503,23 +504,44 @@ impl Musashi {
             let to = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             match captures(&self.board, to, key) {
-                0 => quiet += 1,
+                0 => quiet |= 1 << to,
                 captured => {
                     capturing[captures_found] = (to, captured);
                     captures_found += 1;
                 }
             }
         }
-        // Two quiet moves reach one orbit only if a symmetry fixes the mask (black's origin
-        // is empty after the move, so the mask is all that must be kept).
-        let symmetry = &self.board.symmetry;
-        if quiet >= 2 && symmetry.elements[1..].iter().any(|g| g.fixes(key)) {
+        if quiet.count_ones() >= 2 && self.quiet_twins(black, quiet, key) {
             return None;
         }
         for &(to, captured) in &capturing[..captures_found] {
             exits(self.capture(to, key, captured));
         }
-        Some(quiet)
+        Some(quiet.count_ones())
+    }
+
+    /// Whether two of black's non-capturing moves from `black` to the points of `quiet` (the
+    /// browns `key`) reach one orbit: a symmetry takes one target `q` to another `p` and fixes
+    /// the mask (black's origin is empty after either move, so the mask is all it must keep).
+    /// Those symmetries are the pairs of [`Musashi::twin_origins`], precomputed per pair of
+    /// neighbours: a target usually has none, where testing every group element on the mask
+    /// was a third of the sweep's symmetry work.
+    #[inline(always)]
+    fn quiet_twins(&self, black: usize, quiet: u64, key: u64) -> bool {
+        let twins = &self.twin_origins[black];
+        let elements = &self.board.symmetry.elements;
+        let mut rest = quiet;
+        while rest != 0 {
+            let p = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let twin = twins[p]
+                .iter()
+                .any(|&(q, g)| quiet >> q & 1 == 1 && elements[g as usize].fixes(key));
+            if twin {
+                return true;
+            }
+        }
+        false
     }
 
     /// The canonical brown mask of "black on `black`, browns `key`", from `images[g]`, the
