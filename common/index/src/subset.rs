@@ -23,6 +23,9 @@ pub struct SubsetRanker {
     narrow: Option<Vec<u32>>,
     /// `2^m - 1`.
     cells_mask: u64,
+    /// `columns[i * m + p]`: `C(p, i)` for `p < m`, `i <= m`, a column of binomials in a row
+    /// of memory for [`SubsetRanker::unrank`]'s downward scans.
+    columns: Vec<u64>,
 }
 
 impl SubsetRanker {
@@ -59,12 +62,16 @@ impl SubsetRanker {
             .unwrap_or(1);
         let narrow =
             (max_rank <= u64::from(u32::MAX)).then(|| table.iter().map(|&v| v as u32).collect());
+        let columns = (0..=m as usize)
+            .flat_map(|i| (0..m as usize).map(move |p| binomial(p, i)))
+            .collect();
         SubsetRanker {
             m,
             chunks,
             table,
             narrow,
             cells_mask: (1u64 << m) - 1,
+            columns,
         }
     }
 
@@ -133,22 +140,22 @@ impl SubsetRanker {
             "rank {rank} out of range for C({}, {k})",
             self.m
         );
+        // The elements from the largest down: the `i`-th from the top is the largest `p`
+        // below the one above it with `C(p, i) <= rank`. `C(p, i)` grows with `p`, so one
+        // downward scan over all elements finds them (at most `m + k` predictable steps, where
+        // a binary search per element took `k log m` unpredictable ones).
+        let m = self.m as usize;
         let mut mask = 0u64;
-        let mut high = self.m as usize; // every element is < high
+        let mut p = m;
         for i in (1..=k as usize).rev() {
-            // Largest p < high with C(p, i) <= rank; binary search over p in [i-1, high).
-            let (mut lo, mut hi) = (i - 1, high - 1);
-            while lo < hi {
-                let mid = (lo + hi).div_ceil(2);
-                if binomial(mid, i) <= rank {
-                    lo = mid;
-                } else {
-                    hi = mid - 1;
-                }
+            let column = &self.columns[i * m..(i + 1) * m];
+            p -= 1;
+            // Stops at `p = i - 1` at the latest, where `C(p, i) = 0`.
+            while column[p] > rank {
+                p -= 1;
             }
-            mask |= 1u64 << lo;
-            rank -= binomial(lo, i);
-            high = lo;
+            mask |= 1u64 << p;
+            rank -= column[p];
         }
         mask
     }
