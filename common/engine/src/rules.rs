@@ -652,29 +652,35 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
         let roles = self.roles;
         let mut scratch: Distinct<(u32, u64)> = Distinct::new();
         let mut finals = SweptFinals::default();
-        game.for_each_key(slice, range, |index, key| {
-            let i = index as usize;
-            finals.reach(i, &sections);
-            if !game.is_canonical(slice, key) {
-                for section in sections {
-                    section.store_value(i, Value::NON_CANONICAL.0);
+        // Inlined into the game's key loop: one call per slot of the stage was measurable.
+        game.for_each_key(
+            slice,
+            range,
+            #[inline(always)]
+            |index, key| {
+                let i = index as usize;
+                finals.reach(i, &sections);
+                if !game.is_canonical(slice, key) {
+                    for section in sections {
+                        section.store_value(i, Value::NON_CANONICAL.0);
+                    }
+                    // Final, so that no pull ever visits it and no decrement touches it.
+                    finals.set_both(i);
+                    return;
                 }
-                // Final, so that no pull ever visits it and no decrement touches it.
-                finals.set_both(i);
-                return;
-            }
-            seeds.canonical += 1;
-            if roles.swept[0]
-                && self.classify::<true>(slice, key, i, sections[0], &mut scratch, seeds)
-            {
-                finals.set(Side::First, i);
-            }
-            if roles.swept[1]
-                && self.classify::<false>(slice, key, i, sections[1], &mut scratch, seeds)
-            {
-                finals.set(Side::Second, i);
-            }
-        });
+                seeds.canonical += 1;
+                if roles.swept[0]
+                    && self.classify::<true>(slice, key, i, sections[0], &mut scratch, seeds)
+                {
+                    finals.set(Side::First, i);
+                }
+                if roles.swept[1]
+                    && self.classify::<false>(slice, key, i, sections[1], &mut scratch, seeds)
+                {
+                    finals.set(Side::Second, i);
+                }
+            },
+        );
         finals.flush(&sections);
     }
 
