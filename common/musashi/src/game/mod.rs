@@ -47,6 +47,9 @@ pub struct Musashi {
     /// `black_images[b]`: the non-identity group elements (a bit each) in `origin_images` of
     /// the neighbours of `b`: the images a black move from `b` needs.
     black_images: Vec<u8>,
+    /// `unmove_images[b]`: those of `black_images[b]` and the elements of `twin_origins[b]`:
+    /// the images black's un-moves back from `b` need.
+    unmove_images: Vec<u8>,
     /// Where claim plies go bit-parallel ([`BulkClaims`]).
     bulk_claims: BulkClaims,
 }
@@ -96,7 +99,7 @@ impl Musashi {
                 images
             })
             .collect();
-        let twin_origins = (0..n)
+        let twin_origins: Vec<Vec<Vec<(u8, u8)>>> = (0..n)
             .map(|b| {
                 let around = |p: usize| board.neighbours[b] >> p & 1 == 1;
                 (0..n)
@@ -116,7 +119,7 @@ impl Musashi {
                     .collect()
             })
             .collect();
-        let black_images = (0..n)
+        let black_images: Vec<u8> = (0..n)
             .map(|b| {
                 (0..n)
                     .filter(|&p| board.neighbours[b] >> p & 1 == 1)
@@ -125,10 +128,19 @@ impl Musashi {
                     .fold(0u8, |set, g| set | 1 << g)
             })
             .collect();
+        let unmove_images = (0..n)
+            .map(|b| {
+                twin_origins[b]
+                    .iter()
+                    .flatten()
+                    .fold(black_images[b], |set, &(_, g)| set | 1 << g)
+            })
+            .collect();
         Musashi {
             // An invalid value is reported by the command line before any game is built.
             bulk_claims: BulkClaims::from_env().unwrap_or(BulkClaims::Model),
             black_images,
+            unmove_images,
             parts,
             stabiliser_bits,
             origin_images,
@@ -576,12 +588,18 @@ impl Musashi {
             .copied()
             .filter(|&key| captures(&self.board, black, key) == 0)
             .collect();
-        // Each kept key's images under the whole group, computed once for all directions.
+        // Each kept key's images under the group elements the directions need (the others
+        // are never read: on BOARD25 black's corner needs one of seven), computed once for all
+        // directions.
+        let needed = self.unmove_images[black];
         let mut images = vec![0u64; kept.len() * group];
         for (key, row) in kept.iter().zip(images.chunks_exact_mut(group)) {
             row[0] = *key;
-            for (g, image) in row.iter_mut().enumerate().skip(1) {
-                *image = symmetry.elements[g].apply(*key);
+            let mut rest = needed;
+            while rest != 0 {
+                let g = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                row[g] = symmetry.elements[g].apply(*key);
             }
         }
         let twins = &self.twin_origins[black];
