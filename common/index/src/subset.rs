@@ -23,9 +23,6 @@ pub struct SubsetRanker {
     narrow: Option<Vec<u32>>,
     /// `2^m - 1`.
     cells_mask: u64,
-    /// `columns[i * m + p]`: `C(p, i)` for `p < m`, `i <= m`, a column of binomials in a row
-    /// of memory for [`SubsetRanker::unrank`]'s downward scans.
-    columns: Vec<u64>,
 }
 
 impl SubsetRanker {
@@ -62,16 +59,12 @@ impl SubsetRanker {
             .unwrap_or(1);
         let narrow =
             (max_rank <= u64::from(u32::MAX)).then(|| table.iter().map(|&v| v as u32).collect());
-        let columns = (0..=m as usize)
-            .flat_map(|i| (0..m as usize).map(move |p| binomial(p, i)))
-            .collect();
         SubsetRanker {
             m,
             chunks,
             table,
             narrow,
             cells_mask: (1u64 << m) - 1,
-            columns,
         }
     }
 
@@ -144,18 +137,16 @@ impl SubsetRanker {
         // below the one above it with `C(p, i) <= rank`. `C(p, i)` grows with `p`, so one
         // downward scan over all elements finds them (at most `m + k` predictable steps, where
         // a binary search per element took `k log m` unpredictable ones).
-        let m = self.m as usize;
         let mut mask = 0u64;
-        let mut p = m;
+        let mut p = self.m as usize;
         for i in (1..=k as usize).rev() {
-            let column = &self.columns[i * m..(i + 1) * m];
             p -= 1;
             // Stops at `p = i - 1` at the latest, where `C(p, i) = 0`.
-            while column[p] > rank {
+            while binomial(p, i) > rank {
                 p -= 1;
             }
             mask |= 1u64 << p;
-            rank -= column[p];
+            rank -= binomial(p, i);
         }
         mask
     }
