@@ -28,6 +28,11 @@ use retro_index::{
     LARGE_BITMAP_WORDS,
 };
 
+/// How many of the lowest (squeezed) points [`Musashi::mark_lost`] ranks by one table lookup
+/// ([`Musashi::low_ranks`]): 4096 two-byte ranks stay in the first-level cache, and on BOARD25
+/// nine in ten pushed un-moves move a brown between two of them.
+pub(super) const LOW_POINTS: usize = 14;
+
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
 /// tests and paired benchmarks (`RETRO_BULK_CLAIMS=off|all`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,13 +158,28 @@ impl Musashi {
     }
 
     /// [`Musashi::mark_lost`] through `bits` (0: members, 1: predecessors).
+    ///
+    /// Most pushed un-moves move a brown between two of the [`LOW_POINTS`] lowest points
+    /// (the low edges are the ones whose run copies are shortest, so the plan pushes them).
+    /// Such an un-move keeps everything above them: its predecessor lies in the member's own
+    /// colex block, `rank(member) - low_rank(member's low browns)`, at the low rank of its own
+    /// low browns: a lookup in a table of `2^LOW_POINTS` ranks instead of a rank of the whole
+    /// mask, and a bit near the member's instead of one anywhere in the slice.
     fn mark_lost_with(&self, plan: BulkPlan, slice: SliceId, keys: &[u64], mut bits: impl SetBits) {
         let (_, black) = self.slice_parts(slice);
         let m = self.board.len() - 1;
-        // `pushed[p]`: the squeezed neighbours of squeezed point `p` along pushed edges.
-        let mut pushed = [0u64; 64];
+        let low_points = LOW_POINTS.min(m);
+        // `pushed_low[p]`, `pushed_high[p]`: the squeezed neighbours of squeezed point `p`
+        // along pushed edges between two low points, and along the other pushed edges.
+        let mut pushed_low = [0u64; 64];
+        let mut pushed_high = [0u64; 64];
         for (e, (lo, hi)) in self.squeezed_edges(black).enumerate() {
             if plan.0 >> e & 1 == 0 {
+                let pushed = if hi < low_points {
+                    &mut pushed_low
+                } else {
+                    &mut pushed_high
+                };
                 pushed[lo] |= 1 << hi;
                 pushed[hi] |= 1 << lo;
             }
@@ -167,6 +187,8 @@ impl Musashi {
         let symmetry = &self.board.symmetry;
         let stabiliser = &symmetry.stabiliser[black];
         let all = (1u64 << m) - 1;
+        let low_mask = (1u64 << low_points) - 1;
+        let low_ranks = &self.low_ranks[..];
         let mut images = [0u64; 8];
         let count = 1 + stabiliser.len().min(7);
         for &key in keys {
@@ -176,13 +198,28 @@ impl Musashi {
             }
             for &image in &images[..count] {
                 let image = squeeze(image, black as u32);
-                bits.set(0, self.ranker.rank(image));
+                let rank = self.ranker.rank(image);
+                bits.set(0, rank);
                 let empty = all & !image;
+                let low = image & low_mask;
+                let block = rank - u64::from(low_ranks[low as usize]);
+                let mut pieces = low;
+                while pieces != 0 {
+                    let y = pieces.trailing_zeros() as usize;
+                    pieces &= pieces - 1;
+                    let mut origins = pushed_low[y] & empty;
+                    while origins != 0 {
+                        let x = origins.trailing_zeros() as usize;
+                        origins &= origins - 1;
+                        let from = low ^ (1u64 << y) ^ (1u64 << x);
+                        bits.set(1, block + u64::from(low_ranks[from as usize]));
+                    }
+                }
                 let mut pieces = image;
                 while pieces != 0 {
                     let y = pieces.trailing_zeros() as usize;
                     pieces &= pieces - 1;
-                    let mut origins = pushed[y] & empty;
+                    let mut origins = pushed_high[y] & empty;
                     while origins != 0 {
                         let x = origins.trailing_zeros() as usize;
                         origins &= origins - 1;
@@ -314,8 +351,13 @@ mod tests {
 
     #[test]
     fn bulk_claims_are_the_claims_of_brown_moves_under_any_plan() {
-        for (name, k) in [("BOARD33", 5), ("BOARD33", 7), ("BOARD25", 6)] {
-            let game = Musashi::new(Board::builtin(name).unwrap(), Some(k));
+        // A board smaller than `LOW_POINTS` too: every edge lies between low points.
+        let nine = "name: B9\npoints: 00 01 02 10 11 12 20 21 22\n\
+                    edges: 00-01 01-02 10-11 11-12 20-21 21-22 00-10 10-20 01-11 11-21 02-12\n\
+                    edges: 12-22 00-11 11-22 02-11 11-20\n";
+        for (name, k) in [("BOARD33", 5), ("BOARD33", 7), ("BOARD25", 6), ("B9", 4)] {
+            let board = Board::builtin(name).unwrap_or_else(|| Board::from_text(nine).unwrap());
+            let game = Musashi::new(board, Some(k));
             let stage = &game.stages()[k];
             let mut symmetric = 0;
             // Every slice of the small stages; of the largest the first with black on a
@@ -324,7 +366,7 @@ mod tests {
                 let (_, black) = game.slice_parts(*slice);
                 !game.board.symmetry.stabiliser[black].is_empty()
             };
-            let slices: Vec<SliceId> = if name == "BOARD25" || k < 7 {
+            let slices: Vec<SliceId> = if name != "BOARD33" || k < 7 {
                 stage.slices.clone()
             } else {
                 let with = stage.slices.iter().copied().find(fixes);

@@ -50,6 +50,10 @@ pub struct Musashi {
     /// `unmove_images[b]`: those of `black_images[b]` and the elements of `twin_origins[b]`:
     /// the images black's un-moves back from `b` need.
     unmove_images: Vec<u8>,
+    /// `low_ranks[low]`: the colex rank of the brown set `low` (squeezed, within the
+    /// [`bulk_claims::LOW_POINTS`] lowest points) among the sets of as many browns there: the
+    /// offset of a mask in its block of masks that agree above those points.
+    low_ranks: Vec<u16>,
     /// Where claim plies go bit-parallel ([`BulkClaims`]).
     bulk_claims: BulkClaims,
 }
@@ -136,6 +140,10 @@ impl Musashi {
                     .fold(black_images[b], |set, &(_, g)| set | 1 << g)
             })
             .collect();
+        let ranker = SubsetRanker::new(n as u32 - 1);
+        let low_ranks = (0..1u64 << bulk_claims::LOW_POINTS.min(n - 1))
+            .map(|low| ranker.rank(low) as u16)
+            .collect();
         Musashi {
             // An invalid value is reported by the command line before any game is built.
             bulk_claims: BulkClaims::from_env().unwrap_or(BulkClaims::Model),
@@ -145,7 +153,8 @@ impl Musashi {
             stabiliser_bits,
             origin_images,
             twin_origins,
-            ranker: SubsetRanker::new(n as u32 - 1),
+            ranker,
+            low_ranks,
             board,
             max_browns,
             rep_slot,
