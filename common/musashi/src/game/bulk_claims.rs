@@ -16,10 +16,11 @@
 //!
 //! Moves of low points have many short runs, so a plan ([`BulkPlan`], a bit per brown edge of
 //! the slice) says which edges go in bulk; the others are pushed from the keys as before, into
-//! the same bitmap. Symmetry is handled by marking every image of a key in `F` (the bitmap holds
-//! the whole orbit), so both parts find every predecessor, canonical or not, with no symmetry
-//! minimum at all; the kernel claims only the canonical ones (the others are final from the
-//! start).
+//! the same bitmap (an un-move between two of the lowest points ranked by a table lookup
+//! within the member's colex block, see `mark_lost_with`). Symmetry is handled by marking
+//! every image of a key in `F` (the bitmap holds the whole orbit), so both parts find every
+//! predecessor, canonical or not, with no symmetry minimum at all; the kernel claims only the
+//! canonical ones (the others are final from the start).
 
 use super::Musashi;
 use retro_engine::{BulkPlan, Share, SliceId};
@@ -29,8 +30,9 @@ use retro_index::{
 };
 
 /// How many of the lowest (squeezed) points [`Musashi::mark_lost`] ranks by one table lookup
-/// ([`Musashi::low_ranks`]): 4096 two-byte ranks stay in the first-level cache, and on BOARD25
-/// nine in ten pushed un-moves move a brown between two of them.
+/// ([`Musashi::low_ranks`]): 2^14 two-byte ranks (32 KB) stay in the first-level cache, and on
+/// BOARD25 nine in ten pushed un-moves move a brown between two of the 12 lowest already
+/// (measured: docs/benchmarks.md, nineteenth session).
 pub(super) const LOW_POINTS: usize = 14;
 
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
