@@ -85,6 +85,24 @@ fn copy_ns(k: usize, m: usize, lo: usize) -> f64 {
     contexts as f64 * CONTEXT_NS + binomial(m - 2, k - 1) as f64 / 64.0 * RUN_WORD_NS
 }
 
+/// Every un-move of a brown of `pieces` to an `empty` point along `pushed` (`pushed[p]`: the
+/// points joined to point `p`), as `visit(the two points' bits)`: the un-moved mask is the
+/// mask XOR that.
+#[inline(always)]
+fn each_unmove(pieces: u64, pushed: &[u64; 64], empty: u64, mut visit: impl FnMut(u64)) {
+    let mut pieces = pieces;
+    while pieces != 0 {
+        let y = pieces.trailing_zeros() as usize;
+        pieces &= pieces - 1;
+        let mut origins = pushed[y] & empty;
+        while origins != 0 {
+            let x = origins.trailing_zeros() as usize;
+            origins &= origins - 1;
+            visit(1u64 << y | 1u64 << x);
+        }
+    }
+}
+
 impl Musashi {
     /// The brown edges of the slice with black on `black`, as squeezed point numbers
     /// `(lo, hi)`, `lo < hi`.
@@ -205,30 +223,12 @@ impl Musashi {
                 let empty = all & !image;
                 let low = image & low_mask;
                 let block = rank - u64::from(low_ranks[low as usize]);
-                let mut pieces = low;
-                while pieces != 0 {
-                    let y = pieces.trailing_zeros() as usize;
-                    pieces &= pieces - 1;
-                    let mut origins = pushed_low[y] & empty;
-                    while origins != 0 {
-                        let x = origins.trailing_zeros() as usize;
-                        origins &= origins - 1;
-                        let from = low ^ (1u64 << y) ^ (1u64 << x);
-                        bits.set(1, block + u64::from(low_ranks[from as usize]));
-                    }
-                }
-                let mut pieces = image;
-                while pieces != 0 {
-                    let y = pieces.trailing_zeros() as usize;
-                    pieces &= pieces - 1;
-                    let mut origins = pushed_high[y] & empty;
-                    while origins != 0 {
-                        let x = origins.trailing_zeros() as usize;
-                        origins &= origins - 1;
-                        let from = image ^ (1u64 << y) ^ (1u64 << x);
-                        bits.set(1, self.ranker.rank(from));
-                    }
-                }
+                each_unmove(low, &pushed_low, empty, |moved| {
+                    bits.set(1, block + u64::from(low_ranks[(low ^ moved) as usize]));
+                });
+                each_unmove(image, &pushed_high, empty, |moved| {
+                    bits.set(1, self.ranker.rank(image ^ moved));
+                });
             }
         }
         // Dropping `bits` writes any bits still queued.
