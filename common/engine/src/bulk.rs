@@ -16,9 +16,6 @@ use rayon::prelude::*;
 use retro_index::LARGE_BITMAP_WORDS;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// Claim words at most this far apart are read in one run of key steps.
-const GAP_WORDS: usize = 1;
-
 /// A slot's bitmaps are OR-ed together, and its claim pass split, in this many pieces per
 /// share (pieces of a few words on small boards, so the tests' boards split as well).
 const PIECES_PER_SHARE: usize = 4;
@@ -201,36 +198,13 @@ impl<G: Game> BulkSlot<'_, G> {
                 finals.fetch_or(*from, Relaxed);
             }
         }
-        // Their keys and values: the game steps keys through runs of words with claims (a
-        // step is cheaper than an unrank), and unranks afresh after a gap.
+        // Their keys (in index order, found by the game from the bitmap) and values.
         let mut found = Vec::new();
-        let words = pre.len();
-        let mut w = 0;
-        while w < words {
-            if pre[w] == 0 {
-                w += 1;
-                continue;
-            }
-            let start_word = w;
-            let mut last = w;
-            while w < words && w - last <= GAP_WORDS {
-                if pre[w] != 0 {
-                    last = w;
-                }
-                w += 1;
-            }
-            let base = first as u64 * 64;
-            let start = base + start_word as u64 * 64 + u64::from(pre[start_word].trailing_zeros());
-            let end = base + last as u64 * 64 + 64 - u64::from(pre[last].leading_zeros());
-            self.game
-                .for_each_key(self.slice, start..end, |index, key| {
-                    let local = index - base;
-                    if pre[(local / 64) as usize] >> (local % 64) & 1 == 1 {
-                        target.store_value(index as usize, value);
-                        found.push(key);
-                    }
-                });
-        }
+        let game = self.game;
+        game.for_each_marked_key(self.slice, first as u64 * 64, pre, |index, key| {
+            target.store_value(index as usize, value);
+            found.push(key);
+        });
         found
     }
 }

@@ -120,6 +120,47 @@ pub trait Game: Sync {
     /// Calls `visit(index, key)` for every index in `range`, in order. This is how the kernel
     /// sweeps a slice once; implementations should step keys incrementally.
     fn for_each_key(&self, slice: SliceId, range: Range<u64>, visit: impl FnMut(u64, u64));
+    /// Calls `visit(index, key)` for every index `first + i` of `slice` whose bit `i` is set
+    /// in `marked` (bit `i % 64` of word `i / 64`; every marked index below the slice's
+    /// length), in increasing order: how the kernel turns a bitmap of claimed or open
+    /// positions back into keys. The default steps keys through each run of marked words
+    /// ([`Game::for_each_key`]), starting afresh after an unmarked word; a game that finds a
+    /// key from a nearby one faster overrides it.
+    fn for_each_marked_key(
+        &self,
+        slice: SliceId,
+        first: u64,
+        marked: &[u64],
+        mut visit: impl FnMut(u64, u64),
+    ) {
+        /// Marked words at most this far apart are stepped through in one run.
+        const GAP_WORDS: usize = 1;
+        let words = marked.len();
+        let mut w = 0;
+        while w < words {
+            if marked[w] == 0 {
+                w += 1;
+                continue;
+            }
+            let start_word = w;
+            let mut last = w;
+            while w < words && w - last <= GAP_WORDS {
+                if marked[w] != 0 {
+                    last = w;
+                }
+                w += 1;
+            }
+            let start =
+                first + start_word as u64 * 64 + u64::from(marked[start_word].trailing_zeros());
+            let end = first + last as u64 * 64 + 64 - u64::from(marked[last].leading_zeros());
+            self.for_each_key(slice, start..end, |index, key| {
+                let local = index - first;
+                if marked[(local / 64) as usize] >> (local % 64) & 1 == 1 {
+                    visit(index, key);
+                }
+            });
+        }
+    }
     /// The dense index of `key` in `slice`.
     fn index(&self, slice: SliceId, key: u64) -> u64;
     /// The key at `index` of `slice`.

@@ -1298,23 +1298,30 @@ fn pull_ply<G: Game>(
                 let slice = stage.slices[s];
                 let first = c * WORDS;
                 let words = &bits[first..((c + 1) * WORDS).min(bits.len())];
+                // The open positions of the words (none past the slice's end), walked by the
+                // game from index to key; this task alone sets their final bits.
+                let len = lens[s];
+                let open: Vec<u64> = words
+                    .iter()
+                    .enumerate()
+                    .map(|(w, word)| {
+                        let base = ((first + w) * 64) as u64;
+                        let inside = if base + 64 <= len {
+                            u64::MAX
+                        } else {
+                            (1u64 << len.saturating_sub(base)) - 1
+                        };
+                        !word.load(Relaxed) & inside
+                    })
+                    .collect();
                 let mut found = Vec::new();
-                for (w, word) in words.iter().enumerate() {
-                    let clear = !word.load(Relaxed);
-                    if clear == 0 {
-                        continue;
+                game.for_each_marked_key(slice, (first * 64) as u64, &open, |index, key| {
+                    if resolves(s as u32, key, index, &mut out) {
+                        let w = (index / 64) as usize - first;
+                        words[w].fetch_or(1u64 << (index % 64), Relaxed);
+                        found.push(key);
                     }
-                    let base = ((first + w) * 64) as u64;
-                    let start = base + u64::from(clear.trailing_zeros());
-                    let end = (base + 64 - u64::from(clear.leading_zeros())).min(lens[s]);
-                    game.for_each_key(slice, start..end, |index, key| {
-                        let bit = 1u64 << (index % 64);
-                        if clear & bit != 0 && resolves(s as u32, key, index, &mut out) {
-                            word.fetch_or(bit, Relaxed);
-                            found.push(key);
-                        }
-                    });
-                }
+                });
                 out.keys[section_of(s as u32, side)] = found;
                 let touched = std::mem::take(&mut out.touched);
                 sink.absorb(out);

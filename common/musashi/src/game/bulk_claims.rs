@@ -29,12 +29,6 @@ use retro_index::{
     LARGE_BITMAP_WORDS,
 };
 
-/// How many of the lowest (squeezed) points [`Musashi::mark_lost`] ranks by one table lookup
-/// ([`Musashi::low_ranks`]): 2^14 two-byte ranks (32 KB) stay in the first-level cache, and on
-/// BOARD25 nine in ten pushed un-moves move a brown between two of the 12 lowest already
-/// (measured: docs/benchmarks.md, nineteenth session).
-pub(super) const LOW_POINTS: usize = 14;
-
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
 /// tests and paired benchmarks (`RETRO_BULK_CLAIMS=off|all`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,23 +173,24 @@ impl Musashi {
 
     /// [`Musashi::mark_lost`] through `bits` (0: members, 1: predecessors).
     ///
-    /// Most pushed un-moves move a brown between two of the [`LOW_POINTS`] lowest points
+    /// Most pushed un-moves move a brown between two of the [`super::LOW_POINTS`] lowest points
     /// (the low edges are the ones whose run copies are shortest, so the plan pushes them).
     /// Such an un-move keeps everything above them: its predecessor lies in the member's own
     /// colex block, `rank(member) - low_rank(member's low browns)`, at the low rank of its own
-    /// low browns: a lookup in a table of `2^LOW_POINTS` ranks instead of a rank of the whole
+    /// low browns: a lookup in a table of `2^LOW_POINTS` offsets instead of a rank of the whole
     /// mask, and a bit near the member's instead of one anywhere in the slice.
     fn mark_lost_with(&self, plan: BulkPlan, slice: SliceId, keys: &[u64], mut bits: impl SetBits) {
         let (_, black) = self.slice_parts(slice);
         let m = self.board.len() - 1;
-        let low_points = LOW_POINTS.min(m);
+        let blocks = &self.low_blocks;
+        let low_mask = blocks.low_mask();
         // `pushed_low[p]`, `pushed_high[p]`: the squeezed neighbours of squeezed point `p`
         // along pushed edges between two low points, and along the other pushed edges.
         let mut pushed_low = [0u64; 64];
         let mut pushed_high = [0u64; 64];
         for (e, (lo, hi)) in self.squeezed_edges(black).enumerate() {
             if plan.0 >> e & 1 == 0 {
-                let pushed = if hi < low_points {
+                let pushed = if (1u64 << hi) & low_mask != 0 {
                     &mut pushed_low
                 } else {
                     &mut pushed_high
@@ -207,8 +202,6 @@ impl Musashi {
         let symmetry = &self.board.symmetry;
         let stabiliser = &symmetry.stabiliser[black];
         let all = (1u64 << m) - 1;
-        let low_mask = (1u64 << low_points) - 1;
-        let low_ranks = &self.low_ranks[..];
         let mut images = [0u64; 8];
         let count = 1 + stabiliser.len().min(7);
         for &key in keys {
@@ -222,9 +215,9 @@ impl Musashi {
                 bits.set(0, rank);
                 let empty = all & !image;
                 let low = image & low_mask;
-                let block = rank - u64::from(low_ranks[low as usize]);
+                let block = rank - blocks.offset(low);
                 each_unmove(low, &pushed_low, empty, |moved| {
-                    bits.set(1, block + u64::from(low_ranks[(low ^ moved) as usize]));
+                    bits.set(1, block + blocks.offset(low ^ moved));
                 });
                 each_unmove(image, &pushed_high, empty, |moved| {
                     bits.set(1, self.ranker.rank(image ^ moved));

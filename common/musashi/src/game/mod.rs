@@ -11,13 +11,23 @@
 
 mod bulk_claims;
 
+/// How many of the lowest (squeezed) points the colex block tables cover ([`ColexBlocks`]):
+/// 2^14 two-byte entries (32 KB) per table stay in the first-level cache. The bulk claims'
+/// marking ranks un-moves between two of them by a lookup (on BOARD25 nine in ten pushed
+/// un-moves move a brown between two of the 12 lowest: docs/benchmarks.md, nineteenth
+/// session), and claimed or open slots are turned back into keys by a lookup.
+const LOW_POINTS: usize = 14;
+const _: () = assert!(LOW_POINTS <= MAX_LOW_CELLS);
+
 pub use bulk_claims::BulkClaims;
 
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
 use retro_engine::{BulkPlan, Game, Move, Share, Side as EngineSide, SliceId, Stage, Value};
-use retro_index::{binomial, next_subset, squeeze, unsqueeze, SubsetRanker};
+use retro_index::{
+    binomial, next_subset, squeeze, unsqueeze, ColexBlocks, SubsetRanker, MAX_LOW_CELLS,
+};
 use std::ops::Range;
 
 /// Sixteen Musashi on one board, solved up to `max_browns` brown pieces.
@@ -50,10 +60,9 @@ pub struct Musashi {
     /// `unmove_images[b]`: those of `black_images[b]` and the elements of `twin_origins[b]`:
     /// the images black's un-moves back from `b` need.
     unmove_images: Vec<u8>,
-    /// `low_ranks[low]`: the colex rank of the brown set `low` (squeezed, within the
-    /// [`bulk_claims::LOW_POINTS`] lowest points) among the sets of as many browns there: the
-    /// offset of a mask in its block of masks that agree above those points.
-    low_ranks: Vec<u16>,
+    /// The colex blocks below the [`LOW_POINTS`] lowest (squeezed) points: a mask's offset
+    /// in its block, and the mask at an offset, by table.
+    low_blocks: ColexBlocks,
     /// Where claim plies go bit-parallel ([`BulkClaims`]).
     bulk_claims: BulkClaims,
 }
@@ -141,9 +150,7 @@ impl Musashi {
             })
             .collect();
         let ranker = SubsetRanker::new(n as u32 - 1);
-        let low_ranks = (0..1u64 << bulk_claims::LOW_POINTS.min(n - 1))
-            .map(|low| ranker.rank(low) as u16)
-            .collect();
+        let low_blocks = ColexBlocks::new(LOW_POINTS.min(n - 1));
         Musashi {
             // An invalid value is reported by the command line before any game is built.
             bulk_claims: BulkClaims::from_env().unwrap_or(BulkClaims::Model),
@@ -154,7 +161,7 @@ impl Musashi {
             origin_images,
             twin_origins,
             ranker,
-            low_ranks,
+            low_blocks,
             board,
             max_browns,
             rep_slot,
@@ -290,6 +297,23 @@ impl Game for Musashi {
             visit(index, unsqueeze(squeezed, rep as u32));
             squeezed = next_subset(squeezed);
         }
+    }
+
+    fn for_each_marked_key(
+        &self,
+        slice: SliceId,
+        first: u64,
+        marked: &[u64],
+        mut visit: impl FnMut(u64, u64),
+    ) {
+        let (k, rep) = self.slice_parts(slice);
+        self.low_blocks.for_each_marked(
+            &self.ranker,
+            k as u32,
+            first,
+            marked,
+            |index, squeezed| visit(index, unsqueeze(squeezed, rep as u32)),
+        );
     }
 
     #[inline(always)]
@@ -599,17 +623,18 @@ impl Musashi {
             .collect();
         // Each kept key's images under the group elements the directions need (the others
         // are never read: on BOARD25 black's corner needs one of seven), computed once for all
-        // directions.
+        // directions. Every entry is written once (the key itself where no image is needed):
+        // a zeroed buffer was a memset of the whole list.
         let needed = self.unmove_images[black];
-        let mut images = vec![0u64; kept.len() * group];
-        for (key, row) in kept.iter().zip(images.chunks_exact_mut(group)) {
-            row[0] = *key;
-            let mut rest = needed;
-            while rest != 0 {
-                let g = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                row[g] = symmetry.elements[g].apply(*key);
-            }
+        let mut images = Vec::with_capacity(kept.len() * group);
+        for &key in &kept {
+            images.extend((0..group).map(|g| {
+                if needed >> g & 1 == 1 {
+                    symmetry.elements[g].apply(key)
+                } else {
+                    key
+                }
+            }));
         }
         let twins = &self.twin_origins[black];
         let mut origins = self.board.neighbours[black];
@@ -738,6 +763,51 @@ mod tests {
                     .is_none(),
                 "brown's moves are never counted"
             );
+        }
+    }
+
+    #[test]
+    fn marked_keys_are_the_keys_of_the_marked_indices() {
+        let nine = "name: B9\npoints: 00 01 02 10 11 12 20 21 22\n\
+                    edges: 00-01 01-02 10-11 11-12 20-21 21-22 00-10 10-20 01-11 11-21\n";
+        for (name, k) in [("BOARD25", 9), ("BOARD33", 6), ("B9", 4)] {
+            let board = Board::builtin(name).unwrap_or_else(|| Board::from_text(nine).unwrap());
+            let game = Musashi::new(board, Some(k));
+            for &slice in &game.stages()[k].slices {
+                let len = game.slice_len(slice);
+                // Marks from word 3 on (a walk that starts inside the slice): runs of dense
+                // words, sparse ones and gaps, none past the slice's end.
+                let first = (3 * 64).min(len / 64 * 64);
+                let words = (len - first).div_ceil(64) as usize;
+                let mut marked: Vec<u64> = (0..words as u64)
+                    .map(|w| {
+                        let x = (w + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                        match w % 50 {
+                            0..=4 => u64::MAX,
+                            5..=19 => x & x >> 7,
+                            _ if w % 7 == 0 => x & x >> 5 & x >> 11,
+                            _ => 0,
+                        }
+                    })
+                    .collect();
+                if let Some(last) = marked.last_mut() {
+                    let used = len - first - 64 * (words as u64 - 1);
+                    *last &= u64::MAX >> (64 - used);
+                }
+                let mut want = Vec::new();
+                game.for_each_key(slice, first..len, |index, key| {
+                    let i = index - first;
+                    if marked[(i / 64) as usize] >> (i % 64) & 1 == 1 {
+                        want.push((index, key));
+                    }
+                });
+                let mut have = Vec::new();
+                game.for_each_marked_key(slice, first, &marked, |index, key| {
+                    have.push((index, key))
+                });
+                assert!(!want.is_empty() || len <= first + 64, "{name} {slice:?}");
+                assert_eq!(have, want, "{name} {slice:?}");
+            }
         }
     }
 
