@@ -628,13 +628,14 @@ impl Musashi {
         let needed = self.unmove_images[black];
         let mut images = Vec::with_capacity(kept.len() * group);
         for &key in &kept {
-            images.extend((0..group).map(|g| {
-                if needed >> g & 1 == 1 {
-                    symmetry.elements[g].apply(key)
-                } else {
-                    key
-                }
-            }));
+            let mut row = [key; 8];
+            let mut rest = needed;
+            while rest != 0 {
+                let g = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                row[g] = symmetry.elements[g].apply(key);
+            }
+            images.extend_from_slice(&row[..group]);
         }
         let twins = &self.twin_origins[black];
         let mut origins = self.board.neighbours[black];
