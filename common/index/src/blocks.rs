@@ -10,9 +10,9 @@
 //!
 //! Two hot paths use this: an un-move between two low cells stays in its set's block (its
 //! rank is the block's start plus a lookup), and walking the marked slots of a bitmap turns
-//! each index back into its set with a lookup while the indices stay in one block, stepping to
-//! the next block with [`next_subset`] (colex order visits a block's sets last to first
-//! contiguously).
+//! each index back into its set with a lookup while the indices stay in one block, and finds
+//! the next block with one [`next_subset`] of its last set (colex order lists each block's sets
+//! together, so the next block begins with that set's successor).
 
 use crate::binomial::binomial;
 use crate::subset::{next_subset, SubsetRanker};
