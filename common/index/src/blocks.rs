@@ -34,15 +34,16 @@ pub struct ColexBlocks {
     starts: Vec<usize>,
 }
 
-/// One block: the sets with the high part `high`, at ranks `start..end`.
+/// One block: the sets with the high part `high`, at ranks `start..end` (a walk's place, kept
+/// inside this module: callers see only offsets and sets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Block {
+struct Block {
     /// The rank of the block's first set.
-    pub start: u64,
+    start: u64,
     /// One past the rank of its last set.
-    pub end: u64,
+    end: u64,
     /// The elements at and above the low cells, shared by every set of the block.
-    pub high: u64,
+    high: u64,
     /// The number of elements below: every set of the block has this many low elements.
     low_count: u32,
 }
@@ -50,7 +51,7 @@ pub struct Block {
 impl Block {
     /// No block: every rank lies beyond it, so a walk starts by finding the block of its
     /// first rank.
-    pub const NONE: Block = Block {
+    const NONE: Block = Block {
         start: 0,
         end: 0,
         high: 0,
@@ -102,7 +103,7 @@ impl ColexBlocks {
 
     /// The block of `set`, whose rank is `rank`.
     #[inline(always)]
-    pub fn block_of(&self, set: u64, rank: u64) -> Block {
+    fn block_of(&self, set: u64, rank: u64) -> Block {
         let low = set & self.low_mask();
         let low_count = low.count_ones();
         let start = rank - self.offset(low);
@@ -116,7 +117,7 @@ impl ColexBlocks {
 
     /// The set at rank `rank` of `block` (`block.start <= rank < block.end`).
     #[inline(always)]
-    pub fn set_at(&self, block: &Block, rank: u64) -> u64 {
+    fn set_at(&self, block: &Block, rank: u64) -> u64 {
         let at = self.starts[block.low_count as usize] + (rank - block.start) as usize;
         block.high | u64::from(self.lows[at])
     }
@@ -124,7 +125,7 @@ impl ColexBlocks {
     /// The block after `block` in colex order (of sets of its size): the one holding the
     /// next set after its last.
     #[inline(always)]
-    pub fn next(&self, block: &Block) -> Block {
+    fn next(&self, block: &Block) -> Block {
         let a = block.low_count as usize;
         // The last set of the block holds its low elements in the highest low cells.
         let last = block.high | ((1u64 << a) - 1) << (self.cells - a);

@@ -5,10 +5,11 @@
 //! pieces on m cells", the natural bijection is the *colex rank* of the k-subset: the subsets of
 //! size k, ordered by their bitmask read as an integer, numbered from 0. This crate provides that
 //! rank and its inverse ([`SubsetRanker`]), sequential enumeration in rank order
-//! ([`next_subset`]), ranks and sets within colex blocks by table ([`ColexBlocks`]), the removal of one cell from a bitmask ([`squeeze`]/[`unsqueeze`]), and fast
-//! permutation of bitmasks ([`BitPermutation`]) for symmetry reduction, and bit-run copies between bitmaps ([`or_run`]). Sowing games, whose
-//! holes hold any number of stones, rank a side's stones as a composition
-//! ([`rank_composition`]).
+//! ([`next_subset`]), offsets and sets within colex blocks by table ([`ColexBlocks`]), the
+//! removal of one cell from a bitmask ([`squeeze`]/[`unsqueeze`]), fast permutation of bitmasks
+//! ([`BitPermutation`]) for symmetry reduction, and bit-run copies between bitmaps
+//! ([`or_run`]). Sowing games, whose holes hold any number of stones, rank a side's stones as a
+//! composition ([`rank_composition`]).
 //!
 //! Everything here is game-agnostic and allocation-free on the hot path.
 
@@ -26,7 +27,7 @@ pub use binomial::binomial;
 pub use bits::{
     or_run, set_bit, DirectBits, QueuedRuns, ScatteredBits, SetBits, LARGE_BITMAP_WORDS,
 };
-pub use blocks::{Block, ColexBlocks, MAX_LOW_CELLS};
+pub use blocks::{ColexBlocks, MAX_LOW_CELLS};
 pub use composition::{compositions, rank_composition, unrank_composition};
 pub use gap::{squeeze, unsqueeze};
 pub use permutation::BitPermutation;
