@@ -1,16 +1,37 @@
 #!/usr/bin/env bash
 # One stage of a paired benchmark: a copy of a solved job directory grown by one brown count.
-#   grow-stage.sh BIN GAME FROM_DIR K [solve flags...]
+#   [KEEP=DIR] [SAMPLES=FILE] grow-stage.sh BIN GAME FROM_DIR K [solve flags...]
 # e.g. grow-stage.sh ./retro musashi33 /work/b33k9 10   (FROM_DIR solved up to K-1 browns)
-# Prints one line: build, wall s, peak RSS KiB, CPU share, the stage's log fields, and the md5
-# of the stage's tables (compare builds byte for byte). Run builds alternately for pairs.
+# Prints one line: build, wall s, peak RSS KiB, CPU share, the stage's log fields, the md5
+# of the stage's tables (compare builds byte for byte) and, for musashi33, whether the stage's
+# row of the solve's counts.csv equals docs/board33-counts.csv's. Run builds alternately for
+# pairs (docs/bench/pair-stage.sh). KEEP: grow the copy there and keep it (the next stage's
+# FROM_DIR); SAMPLES: write sample-process.sh's lines (RSS, filesystem use, CPU ticks) there.
 set -u
 BIN=$1; GAME=$2; FROM=$3; K=$4; shift 4
-d=$(mktemp -d "${TMPDIR:-/tmp}/grow-stage.XXXX"); cp -r "$FROM" "$d/out"
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${KEEP:-}" ]; then
+  out=$KEEP; d=""; rm -rf "$out"
+else
+  d=$(mktemp -d "${TMPDIR:-/tmp}/grow-stage.XXXX"); out=$d/out
+fi
+cp -r "$FROM" "$out"
 flags=""; "$BIN" solve --help | grep -q no-checkpoints && flags="--no-checkpoints"
-/usr/bin/time -f "%e %M %P" -o "$d/time" "$BIN" solve --game "$GAME" --in-process --threads 2 \
-    --max-browns "$K" $flags "$@" --out "$d/out" > "$d/log" 2>&1
-line=$(grep "stage finished stage=browns=$K " "$d/out/retro.log" | grep -o " compute_ms=.*out_of_core=[a-z]*")
-md5=$(cd "$d/out" && ls browns$(printf %02d "$K")-*.tbl | sort | xargs md5sum | md5sum | cut -c1-32)
-echo "$(basename "$BIN") $(cat "$d/time")$line md5=$md5"
-rm -rf "$d"
+/usr/bin/time -f "%e %M %P" -o "$out.time" "$BIN" solve --game "$GAME" --in-process --threads 2 \
+    --max-browns "$K" $flags "$@" --out "$out" > "$out.log" 2>&1 &
+timer=$!
+if [ -n "${SAMPLES:-}" ]; then
+  sleep 1; "$here/sample-process.sh" "$(pgrep -P $timer)" "$out" > "$SAMPLES"
+fi
+wait $timer
+line=$(grep "stage finished stage=browns=$K " "$out/retro.log" | grep -o " compute_ms=.*out_of_core=[a-z]*")
+md5=$(cd "$out" && ls browns$(printf %02d "$K")-*.tbl | sort | xargs md5sum | md5sum | cut -c1-32)
+counts=""
+if [ "$GAME" = musashi33 ]; then
+  row=$(sed -n "$((K + 1))p" "$out/counts.csv")
+  counts=" counts_row_equal=no"
+  [ "$row" = "$(sed -n "$((K + 1))p" "$here/../board33-counts.csv")" ] && counts=" counts_row_equal=yes"
+fi
+echo "$(basename "$BIN") $(cat "$out.time")$line md5=$md5$counts"
+rm -f "$out.time" "$out.log"
+[ -n "$d" ] && rm -rf "$d"
