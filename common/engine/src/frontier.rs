@@ -112,6 +112,19 @@ impl<'a> KeyChunk<'a> {
         self.len() == 0
     }
 
+    /// Whether the keys are in increasing order (narrowing keeps the order).
+    pub fn is_sorted(&self) -> bool {
+        match self {
+            KeyChunk::Wide(keys) => keys.is_sorted(),
+            KeyChunk::Narrow(keys, _) => keys.is_sorted(),
+        }
+    }
+
+    /// The first key, if any.
+    pub fn first(&self) -> Option<u64> {
+        self.iter().next()
+    }
+
     /// The keys, in order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
         let (wide, narrow): (&'a [u64], &'a [u32]) = match *self {
@@ -355,11 +368,23 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
     if total < 2 {
         return;
     }
+    fn keys_of(segment: &Segment) -> &[u64] {
+        match segment {
+            Segment::Memory(keys) => keys,
+            Segment::Spilled { .. } => unreachable!("only lists in memory are merged"),
+        }
+    }
     // A slot's claims found bit-parallel come as one segment in index order: sorted already.
-    if let [Segment::Memory(keys)] = &segments[..] {
-        if keys.is_sorted() {
+    if let [segment] = &segments[..] {
+        if keys_of(segment).is_sorted() {
             return;
         }
+    }
+    // Segments each sorted over disjoint ranges of keys (a sweep's scheduled exits, one
+    // segment per swept range) are sorted together once taken in the order of their first
+    // keys: the check after the copy then spares the sort.
+    if segments.iter().all(|s| keys_of(s).is_sorted()) {
+        segments.sort_by_key(|s| keys_of(s).first().copied());
     }
     let mut all = Vec::with_capacity(total);
     for segment in segments.drain(..) {
@@ -387,23 +412,31 @@ pub(crate) enum GroupKeys {
 
 impl GroupKeys {
     /// The keys of `group`, in its order.
+    ///
+    /// Chunks each sorted over disjoint ranges of keys (a sweep's scheduled exits: one range
+    /// of slots per segment) are taken in the order of their first keys, so that the group
+    /// comes out sorted and [`GroupKeys::sort_runs`] finds nothing to do.
     pub(crate) fn of(group: &[(u32, KeyChunk)]) -> GroupKeys {
-        let narrowing = match group.first() {
-            Some((_, KeyChunk::Narrow(_, n))) => Some(*n),
+        let mut chunks: Vec<&KeyChunk> = group.iter().map(|(_, c)| c).collect();
+        if chunks.iter().all(|c| c.is_sorted()) {
+            chunks.sort_by_key(|c| c.first());
+        }
+        let narrowing = match chunks.first() {
+            Some(KeyChunk::Narrow(_, n)) => Some(*n),
             _ => None,
         };
         let same = |c: &KeyChunk| matches!(c, KeyChunk::Narrow(_, n) if Some(*n) == narrowing);
-        match narrowing.filter(|_| group.iter().all(|(_, c)| same(c))) {
+        match narrowing.filter(|_| chunks.iter().all(|c| same(c))) {
             Some(n) => {
-                let mut keys = Vec::with_capacity(group.iter().map(|(_, c)| c.len()).sum());
-                for (_, chunk) in group {
+                let mut keys = Vec::with_capacity(chunks.iter().map(|c| c.len()).sum());
+                for chunk in &chunks {
                     if let KeyChunk::Narrow(narrow, _) = chunk {
                         keys.extend_from_slice(narrow);
                     }
                 }
                 GroupKeys::Narrow(keys, n)
             }
-            None => GroupKeys::Wide(group.iter().flat_map(|(_, c)| c.iter()).collect()),
+            None => GroupKeys::Wide(chunks.iter().flat_map(|c| c.iter()).collect()),
         }
     }
 
@@ -717,6 +750,51 @@ mod tests {
             .chain([1 << 40, 1])
             .collect();
         assert_eq!(keys, want);
+    }
+
+    /// Segments each sorted, over disjoint ranges, pushed in a shuffled order (as a sweep's
+    /// parallel tasks hand over their scheduled exits), and one more segment that overlaps.
+    fn push_ranges(f: &mut Frontier, overlapping: bool) -> Vec<u64> {
+        let mut pushed = Vec::new();
+        for range in [3u64, 0, 4, 1, 2] {
+            let keys: Vec<u64> = (0..5000).map(|k| range << 20 | k * 3).collect();
+            pushed.extend(&keys);
+            f.push(0, keys);
+        }
+        if overlapping {
+            let keys: Vec<u64> = (0..100).map(|k| 2 << 20 | k * 3 + 1).collect();
+            pushed.extend(&keys);
+            f.push(0, keys);
+        }
+        pushed.sort_unstable();
+        pushed
+    }
+
+    #[test]
+    fn sorted_disjoint_segments_come_out_sorted_without_a_sort() {
+        for overlapping in [false, true] {
+            // Spilled: the group of chunks is gathered in the order of their first keys.
+            let dir = tempfile::tempdir().unwrap();
+            let space = Workspace::out_of_core(dir.path().into(), 0);
+            let mut f = Frontier::new(1, &space);
+            let want = push_ranges(&mut f, overlapping);
+            f.seal().unwrap();
+            let chunks = f.chunks(&[0]);
+            let mut keys = GroupKeys::of(&chunks);
+            let gathered = match &keys {
+                GroupKeys::Narrow(k, _) => k.is_sorted(),
+                GroupKeys::Wide(k) => k.is_sorted(),
+            };
+            assert_eq!(gathered, !overlapping, "gathered sorted");
+            keys.sort_runs(usize::MAX);
+            assert_eq!(keys.into_wide(), want);
+            // In memory: sealed into one sorted segment either way.
+            let mut f = Frontier::new(1, &Workspace::in_memory());
+            let want = push_ranges(&mut f, overlapping);
+            f.seal().unwrap();
+            let keys: Vec<u64> = f.chunks(&[0]).iter().flat_map(|(_, c)| c.iter()).collect();
+            assert_eq!(keys, want);
+        }
     }
 
     #[test]
