@@ -757,12 +757,12 @@ mod tests {
     fn push_ranges(f: &mut Frontier, overlapping: bool) -> Vec<u64> {
         let mut pushed = Vec::new();
         for range in [3u64, 0, 4, 1, 2] {
-            let keys: Vec<u64> = (0..5000).map(|k| range << 20 | k * 3).collect();
+            let keys: Vec<u64> = (0..5000).map(|k| (range << 20) | (k * 3)).collect();
             pushed.extend(&keys);
             f.push(0, keys);
         }
         if overlapping {
-            let keys: Vec<u64> = (0..100).map(|k| 2 << 20 | k * 3 + 1).collect();
+            let keys: Vec<u64> = (0..100).map(|k| (2 << 20) | (k * 3 + 1)).collect();
             pushed.extend(&keys);
             f.push(0, keys);
         }
