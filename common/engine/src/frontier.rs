@@ -112,14 +112,6 @@ impl<'a> KeyChunk<'a> {
         self.len() == 0
     }
 
-    /// Whether the keys are in increasing order (narrowing keeps the order).
-    pub fn is_sorted(&self) -> bool {
-        match self {
-            KeyChunk::Wide(keys) => keys.is_sorted(),
-            KeyChunk::Narrow(keys, _) => keys.is_sorted(),
-        }
-    }
-
     /// The first key, if any.
     pub fn first(&self) -> Option<u64> {
         self.iter().next()
@@ -380,12 +372,11 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
             return;
         }
     }
-    // Segments each sorted over disjoint ranges of keys (a sweep's scheduled exits, one
-    // segment per swept range) are sorted together once taken in the order of their first
-    // keys: the check after the copy then spares the sort.
-    if segments.iter().all(|s| keys_of(s).is_sorted()) {
-        segments.sort_by_key(|s| keys_of(s).first().copied());
-    }
+    // Taken in the order of their first keys, segments each sorted over disjoint ranges of
+    // keys (a sweep's scheduled exits, one segment per swept range) are sorted together: the
+    // check after the copy then spares the sort. (Other segments are sorted after the copy
+    // whatever their order.)
+    segments.sort_by_key(|s| keys_of(s).first().copied());
     let mut all = Vec::with_capacity(total);
     for segment in segments.drain(..) {
         if let Segment::Memory(keys) = segment {
@@ -411,16 +402,15 @@ pub(crate) enum GroupKeys {
 }
 
 impl GroupKeys {
-    /// The keys of `group`, in its order.
+    /// The keys of `group`, gathered for sorting.
     ///
-    /// Chunks each sorted over disjoint ranges of keys (a sweep's scheduled exits: one range
-    /// of slots per segment) are taken in the order of their first keys, so that the group
-    /// comes out sorted and [`GroupKeys::sort_runs`] finds nothing to do.
+    /// The chunks are taken in the order of their first keys: chunks each sorted over
+    /// disjoint ranges of keys (a sweep's scheduled exits: one range of slots per segment)
+    /// then come out sorted, and [`GroupKeys::sort_runs`] finds nothing to do. (Other chunks
+    /// are sorted by it whatever their order.)
     pub(crate) fn of(group: &[(u32, KeyChunk)]) -> GroupKeys {
         let mut chunks: Vec<&KeyChunk> = group.iter().map(|(_, c)| c).collect();
-        if chunks.iter().all(|c| c.is_sorted()) {
-            chunks.sort_by_key(|c| c.first());
-        }
+        chunks.sort_by_key(|c| c.first());
         let narrowing = match chunks.first() {
             Some(KeyChunk::Narrow(_, n)) => Some(*n),
             _ => None,
