@@ -175,6 +175,7 @@ impl<G: Game> BulkSlot<'_, G> {
         let found: Vec<Vec<u64>> = pre
             .words_mut()
             .par_chunks_mut(piece)
+            .with_max_len(1) // one piece per rayon job: claims cluster (see `kernel::pull_ply`)
             .enumerate()
             .map(|(p, pre)| {
                 self.clocks.time(self.slot, || {

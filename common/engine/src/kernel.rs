@@ -404,10 +404,13 @@ fn expand(
         .into_iter()
         .filter(|&s| pick(s))
         .collect();
-    // Expands pieces (section, keys) in parallel; returns the slots they touched.
+    // Expands pieces (section, keys) in parallel; returns the slots they touched. One piece
+    // per rayon job (see `pull_ply`): late in a stage most keys reach final targets and cost
+    // little, the rest cluster.
     let run = |pieces: Vec<(usize, &[u64])>| {
         pieces
             .par_iter()
+            .with_max_len(1)
             .map(|&(sec, keys)| clocks.time(sec / 2, || work(sec, keys)))
             .reduce(|| vec![false; n], touched_union)
     };
@@ -658,6 +661,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 .collect();
             let outcomes: Vec<(u64, Option<String>)> = tasks
                 .par_iter()
+                .with_max_len(1) // one chunk per rayon job (see `pull_ply`)
                 .map(|&(s, chunk)| {
                     clocks.time(s as usize, || {
                         let slice = stage.slices[s as usize];
@@ -1288,8 +1292,14 @@ fn pull_ply<G: Game>(
         .iter()
         .flat_map(|&s| (0..final_bits[s][side.index()].len().div_ceil(WORDS)).map(move |c| (s, c)))
         .collect();
+    // One task per rayon job. Left to itself, rayon cuts an indexed iterator into a few
+    // ranges per thread and splits a range further only when a thread steals it: a thread
+    // that finishes early finds nothing to steal while the other walks its whole range. Late
+    // in a stage the open positions cluster in a few ranges, and one thread pulled alone for
+    // seconds (profiled: BOARD33 `browns=10` out of core, a claim ply near the stage's end).
     tasks
         .par_iter()
+        .with_max_len(1)
         .map(|&(s, c)| {
             clocks.time(s, || {
                 let bits = final_bits[s][side.index()];
@@ -1361,6 +1371,7 @@ fn frontier_bitmaps<G: Game>(
     }
     let marked = (0..2 * n)
         .into_par_iter()
+        .with_max_len(1) // one section per rayon job (see `pull_ply`)
         .map(|sec| {
             if !wanted[sec] {
                 return None;
