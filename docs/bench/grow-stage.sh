@@ -25,6 +25,7 @@ if [ -n "${SAMPLES:-}" ]; then
 fi
 wait $timer
 line=$(grep "stage finished stage=browns=$K " "$out/retro.log" | grep -o " compute_ms=.*out_of_core=[a-z]*")
+build=$(grep "stage finished stage=browns=$K " "$out/retro.log" | grep -o " build_ms=[0-9]*")
 md5=$(cd "$out" && ls browns$(printf %02d "$K")-*.tbl | sort | xargs md5sum | md5sum | cut -c1-32)
 counts=""
 if [ "$GAME" = musashi33 ]; then
@@ -32,6 +33,6 @@ if [ "$GAME" = musashi33 ]; then
   counts=" counts_row_equal=no"
   [ "$row" = "$(sed -n "$((K + 1))p" "$here/../board33-counts.csv")" ] && counts=" counts_row_equal=yes"
 fi
-echo "$(basename "$BIN") $(cat "$out.time")$line md5=$md5$counts"
+echo "$(basename "$BIN") $(cat "$out.time")$line$build md5=$md5$counts"
 rm -f "$out.time" "$out.log"
 [ -n "$d" ] && rm -rf "$d"

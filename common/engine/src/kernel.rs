@@ -224,6 +224,9 @@ pub fn compact_workspace_slice_bytes<G: Game>(game: &G, n: u64) -> u64 {
 
 /// Indices are swept in chunks of this many slots per parallel task.
 const SWEEP_CHUNK: u64 = 1 << 15;
+
+/// Bytes of a value table filled from its final bits per parallel task (16,384 bit words).
+const FILL_PIECE: usize = 1 << 20;
 /// One bucket per possible value.
 const BUCKETS: usize = 256;
 
@@ -1423,54 +1426,85 @@ fn build_from_log<G: Game>(
     sink: Option<SliceSink>,
     release: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<SolvedSlice>, Built> {
-    // One slice: its two sides built side by side, then handed over (or kept).
+    // One slice: its two sides filled from the final bits, then every logged block of its two
+    // sections replayed, each step in parallel pieces (the CPU time of each piece charged to
+    // the slice where it runs); then handed over (or kept).
     let one = |s: usize, slice: SliceId| -> Result<Option<SolvedSlice>, Built> {
-        clocks.time(s, || {
-            let n = lens[s] as usize;
-            let build = |side: Side| -> Result<ByteArray, ScratchError> {
-                let mut values = match space.scratch().filter(|_| sink.is_none()) {
-                    Some(dir) => ByteArray::file_backed(dir, n)?,
-                    None => ByteArray::zeroed(n),
-                };
-                let bits = final_bits[s][side.index()];
-                for (w, chunk) in values.chunks_mut(64).enumerate() {
-                    let word = bits[w].load(Relaxed);
-                    for (b, byte) in chunk.iter_mut().enumerate() {
-                        *byte = if word >> b & 1 == 1 {
-                            Value::NON_CANONICAL.0
-                        } else {
-                            Value::DRAW.0
-                        };
+        let n = lens[s] as usize;
+        let mut values = [ByteArray::zeroed(0), ByteArray::zeroed(0)];
+        for side in &mut values {
+            *side = match space.scratch().filter(|_| sink.is_none()) {
+                Some(dir) => ByteArray::file_backed(dir, n)?,
+                None => ByteArray::zeroed(n),
+            };
+        }
+        for side in Side::BOTH {
+            let bits = final_bits[s][side.index()];
+            values[side.index()]
+                .par_chunks_mut(FILL_PIECE)
+                .enumerate()
+                .for_each(|(p, piece)| {
+                    clocks.time(s, || {
+                        let words = &bits[p * (FILL_PIECE / 64)..];
+                        for (chunk, word) in piece.chunks_mut(64).zip(words) {
+                            let word = word.load(Relaxed);
+                            for (b, byte) in chunk.iter_mut().enumerate() {
+                                *byte = if word >> b & 1 == 1 {
+                                    Value::NON_CANONICAL.0
+                                } else {
+                                    Value::DRAW.0
+                                };
+                            }
+                        }
+                    })
+                });
+        }
+        {
+            let targets = [values[0].atomics(), values[1].atomics()];
+            let sections = Side::BOTH.map(|side| section_of(s as u32, side));
+            log.replay(&sections, |i, keys, value| {
+                clocks.time(s, || {
+                    for &key in keys {
+                        targets[i][game.index(slice, key) as usize].store(value, Relaxed);
                     }
-                }
-                log.replay(section_of(s as u32, side), |key, value| {
-                    values[game.index(slice, key) as usize] = value;
-                })?;
-                values.release();
-                Ok(values)
-            };
-            let (first, second) = rayon::join(|| build(Side::First), || build(Side::Second));
-            let solved = SolvedSlice {
-                slice,
-                values: [first?, second?],
-            };
-            release(s);
-            match sink {
-                Some(sink) => sink(s, solved).map(|()| None).map_err(Built::Sink),
-                None => Ok(Some(solved)),
-            }
-        })
+                })
+            })?;
+        }
+        for side in &values {
+            side.release();
+        }
+        let [first, second] = values;
+        let solved = SolvedSlice {
+            slice,
+            values: [first, second],
+        };
+        release(s);
+        match sink {
+            Some(sink) => clocks
+                .time(s, || sink(s, solved))
+                .map(|()| None)
+                .map_err(Built::Sink),
+            None => Ok(Some(solved)),
+        }
     };
-    // Handed over, the slices go one at a time (each side on its own thread): a slice's values
-    // are the only memory the build adds, within what the window left free. Kept, they are
-    // built in parallel (in scratch files out of core).
-    let per_task = if sink.is_some() { usize::MAX } else { 1 };
-    let solved: Vec<Option<SolvedSlice>> = stage
-        .slices
-        .par_iter()
-        .enumerate()
-        .with_min_len(per_task)
-        .map(|(s, &slice)| one(s, slice))
-        .collect::<Result<_, Built>>()?;
+    // Handed over, the slices go one at a time (each in parallel pieces): a slice's values are
+    // the only memory the build adds, within what the window left free. Kept, they are built
+    // in parallel (in scratch files out of core).
+    let solved: Vec<Option<SolvedSlice>> = if sink.is_some() {
+        stage
+            .slices
+            .iter()
+            .enumerate()
+            .map(|(s, &slice)| one(s, slice))
+            .collect::<Result<_, Built>>()?
+    } else {
+        stage
+            .slices
+            .par_iter()
+            .enumerate()
+            .with_max_len(1)
+            .map(|(s, &slice)| one(s, slice))
+            .collect::<Result<_, Built>>()?
+    };
     Ok(solved.into_iter().flatten().collect())
 }

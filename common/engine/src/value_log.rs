@@ -202,25 +202,33 @@ impl ValueLog {
         Ok(())
     }
 
-    /// Calls `set(key, value)` for every key logged in section `section`.
+    /// Calls `set(i, keys, value)` for every block of keys logged in section `sections[i]`
+    /// (with the value they were logged with), for every `i`: the blocks of all the sections
+    /// in parallel, one block per task (a block is up to [`GROUP_CHUNKS`] chunks of keys), in
+    /// no particular order. The order cannot matter: a position is resolved once, so no key is
+    /// logged twice in a section.
     pub(crate) fn replay(
         &self,
-        section: usize,
-        mut set: impl FnMut(u64, u8),
+        sections: &[usize],
+        set: impl Fn(usize, &[u64], u8) + Sync,
     ) -> Result<(), ScratchError> {
-        let mut keys = Vec::new();
-        for block in &self.sections[section] {
-            let packed = self
-                .store
-                .lock()
-                .expect("value log lock")
-                .read(block.offset, block.len)?;
-            decompress(&packed, block.keys as usize, &mut keys);
-            for &key in &keys {
-                set(key, block.value);
-            }
-        }
-        Ok(())
+        let blocks: Vec<(usize, Block)> = sections
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &sec)| self.sections[sec].iter().map(move |&block| (i, block)))
+            .collect();
+        blocks.par_iter().with_max_len(1).try_for_each_init(
+            Unpacker::default,
+            |unpacker, &(i, block)| {
+                let packed = self
+                    .store
+                    .lock()
+                    .expect("value log lock")
+                    .read(block.offset, block.len)?;
+                set(i, unpacker.keys(&packed, block.keys as usize), block.value);
+                Ok(())
+            },
+        )
     }
 
     /// Keys logged so far.
@@ -292,33 +300,52 @@ fn compress(tag: u8, keys: impl Iterator<Item = u64>) -> Vec<u8> {
     block
 }
 
-/// The `count` keys of a block coded by [`compress`], into `keys` (widened).
-fn decompress(block: &[u8], count: usize, keys: &mut Vec<u64>) {
-    let (&tag, packed) = block.split_first().expect("a block has its narrowing byte");
-    // A key's gap takes at most 10 varint bytes.
-    // The blocks are this process's own, or a checkpoint's that passed its checksums.
-    let gaps = zstd::bulk::decompress(packed, count * 10)
-        .expect("a value log block decompresses: the process wrote it");
-    let narrowing = Narrowing::from_gap_byte(tag);
-    keys.clear();
-    let mut key = 0u64;
-    let mut gap = 0u64;
-    let mut shift = 0;
-    for &byte in &gaps {
-        gap |= u64::from(byte & 0x7F) << shift;
-        if byte & 0x80 != 0 {
-            shift += 7;
-            continue;
-        }
-        key += gap;
-        keys.push(match narrowing {
-            Some(n) => n.widen(key as u32),
-            None => key,
+/// Decodes blocks coded by [`compress`], one after another, reusing its buffers and its zstd
+/// context (a block's gaps are a megabyte or two; allocating them afresh for each block made
+/// the allocator map and fault in new pages every time).
+#[derive(Default)]
+struct Unpacker {
+    context: Option<zstd::bulk::Decompressor<'static>>,
+    gaps: Vec<u8>,
+    keys: Vec<u64>,
+}
+
+impl Unpacker {
+    /// The `count` keys of `block` (widened).
+    fn keys(&mut self, block: &[u8], count: usize) -> &[u64] {
+        let (&tag, packed) = block.split_first().expect("a block has its narrowing byte");
+        let context = self.context.get_or_insert_with(|| {
+            zstd::bulk::Decompressor::new().expect("a zstd decompression context")
         });
-        gap = 0;
-        shift = 0;
+        // A key's gap takes at most 10 varint bytes.
+        self.gaps.clear();
+        self.gaps.reserve(count * 10);
+        // The blocks are this process's own, or a checkpoint's that passed its checksums.
+        context
+            .decompress_to_buffer(packed, &mut self.gaps)
+            .expect("a value log block decompresses: the process wrote it");
+        let narrowing = Narrowing::from_gap_byte(tag);
+        self.keys.clear();
+        let mut key = 0u64;
+        let mut gap = 0u64;
+        let mut shift = 0;
+        for &byte in &self.gaps {
+            gap |= u64::from(byte & 0x7F) << shift;
+            if byte & 0x80 != 0 {
+                shift += 7;
+                continue;
+            }
+            key += gap;
+            self.keys.push(match narrowing {
+                Some(n) => n.widen(key as u32),
+                None => key,
+            });
+            gap = 0;
+            shift = 0;
+        }
+        debug_assert_eq!(self.keys.len(), count);
+        &self.keys
     }
-    debug_assert_eq!(keys.len(), count);
 }
 
 #[cfg(test)]
@@ -328,9 +355,12 @@ mod tests {
     #[test]
     fn gaps_round_trip_through_the_coding() {
         let keys = vec![0, 1, 2, 130, 131, 1 << 40, (1 << 40) + 300, u64::MAX];
-        let mut back = Vec::new();
-        decompress(&compress(WIDE, keys.iter().copied()), keys.len(), &mut back);
-        assert_eq!(back, keys);
+        let mut unpacker = Unpacker::default();
+        let block = compress(WIDE, keys.iter().copied());
+        assert_eq!(unpacker.keys(&block, keys.len()), keys);
+        // The buffers are reused: a second block decodes alone.
+        let fewer = compress(WIDE, [5, 6].into_iter());
+        assert_eq!(unpacker.keys(&fewer, 2), [5, 6]);
     }
 
     #[test]
@@ -361,9 +391,14 @@ mod tests {
             log.record(9, &third).unwrap();
             assert_eq!(log.keys(), 3_000_010);
             let replayed = |section| {
-                let mut all = Vec::new();
-                log.replay(section, |key, value| all.push((key, value)))
-                    .unwrap();
+                let all = Mutex::new(Vec::new());
+                log.replay(&[section], |i, keys, value| {
+                    assert_eq!(i, 0);
+                    let mut all = all.lock().unwrap();
+                    all.extend(keys.iter().map(|&key| (key, value)));
+                })
+                .unwrap();
+                let mut all = all.into_inner().unwrap();
                 all.sort_unstable();
                 all
             };

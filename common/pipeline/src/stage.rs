@@ -324,7 +324,7 @@ fn encode_slice(
     let name = game.slice_name(s.slice);
     let names = game.section_names();
     let histograms: Vec<BTreeMap<u8, u64>> = [&s.values[0][..], &s.values[1][..]]
-        .iter()
+        .par_iter()
         .map(|values| histogram(game, values))
         .collect();
     // The side no later stage reads is not stored: readers derive it from the other side.
@@ -368,10 +368,25 @@ fn encode_slice(
 /// Canonical positions by stored byte (the solver's non-canonical marker is not a value): the
 /// histograms a manifest records for each section of a table.
 pub fn histogram(game: &dyn JobGame, values: &[u8]) -> BTreeMap<u8, u64> {
-    let mut counts = [0u64; 256];
-    for &v in values {
-        counts[v as usize] += 1;
-    }
+    // In parallel pieces: out of core a slice is encoded alone, and this is one of its passes.
+    let counts = values
+        .par_chunks(1 << 20)
+        .fold(
+            || [0u64; 256],
+            |mut counts, piece| {
+                for &v in piece {
+                    counts[v as usize] += 1;
+                }
+                counts
+            },
+        )
+        .reduce(
+            || [0u64; 256],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+                a
+            },
+        );
     (0..=255u8)
         .filter(|&v| counts[v as usize] > 0 && game.decode(v) != Solved::NotCanonical)
         .map(|v| (v, counts[v as usize]))
