@@ -409,7 +409,11 @@ impl GroupKeys {
     /// then come out sorted, and [`GroupKeys::sort_runs`] finds nothing to do. (Other chunks
     /// are sorted by it whatever their order.)
     pub(crate) fn of(group: &[(u32, KeyChunk)]) -> GroupKeys {
-        let mut chunks: Vec<&KeyChunk> = group.iter().map(|(_, c)| c).collect();
+        GroupKeys::of_chunks(group.iter().map(|(_, c)| c).collect())
+    }
+
+    /// [`GroupKeys::of`] for chunks without their slots.
+    fn of_chunks(mut chunks: Vec<&KeyChunk>) -> GroupKeys {
         chunks.sort_by_key(|c| c.first());
         let narrowing = match chunks.first() {
             Some(KeyChunk::Narrow(_, n)) => Some(*n),
@@ -462,6 +466,17 @@ impl GroupKeys {
             GroupKeys::Wide(keys) => keys,
         }
     }
+}
+
+/// All the keys of `chunks` (a list's pieces, as a checkpoint holds them), sorted: gathered
+/// in the order of their first keys and narrowed where they were spilled so, as a group is
+/// before it is expanded ([`GroupKeys`]), so that a sweep's scheduled exits — chunks each
+/// sorted over disjoint ranges — come out sorted without a sort, and other lists are sorted in
+/// 4-byte keys where they can be.
+pub fn sorted_keys(chunks: &[KeyChunk]) -> Vec<u64> {
+    let mut keys = GroupKeys::of_chunks(chunks.iter().collect());
+    keys.sort_runs(usize::MAX);
+    keys.into_wide()
 }
 
 /// Sorts `keys` for the locality of the ply that expands them (see the module documentation):

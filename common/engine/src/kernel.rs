@@ -1431,13 +1431,13 @@ fn build_from_log<G: Game>(
     // the slice where it runs); then handed over (or kept).
     let one = |s: usize, slice: SliceId| -> Result<Option<SolvedSlice>, Built> {
         let n = lens[s] as usize;
-        let mut values = [ByteArray::zeroed(0), ByteArray::zeroed(0)];
-        for side in &mut values {
-            *side = match space.scratch().filter(|_| sink.is_none()) {
+        let table = || -> Result<ByteArray, ScratchError> {
+            Ok(match space.scratch().filter(|_| sink.is_none()) {
                 Some(dir) => ByteArray::file_backed(dir, n)?,
                 None => ByteArray::zeroed(n),
-            };
-        }
+            })
+        };
+        let mut values = [table()?, table()?];
         for side in Side::BOTH {
             let bits = final_bits[s][side.index()];
             values[side.index()]
@@ -1473,13 +1473,10 @@ fn build_from_log<G: Game>(
         for side in &values {
             side.release();
         }
-        let [first, second] = values;
-        let solved = SolvedSlice {
-            slice,
-            values: [first, second],
-        };
+        let solved = SolvedSlice { slice, values };
         release(s);
         match sink {
+            // Charged with the share of the encoding this thread does (it too runs in pieces).
             Some(sink) => clocks
                 .time(s, || sink(s, solved))
                 .map(|()| None)
