@@ -5,7 +5,6 @@ use anyhow::Result;
 use rayon::prelude::*;
 use retro_engine::Side;
 use retro_store::Manifest;
-use std::collections::BTreeMap;
 
 /// The summary table of the tables in `tables`, computed by reading every block of every
 /// table (verifying their checksums) rather than from the histograms the manifest recorded at
@@ -32,16 +31,8 @@ pub fn count_table_from_tables(tables: &Tables) -> Result<String> {
                     histograms.push(recorded.clone());
                     continue;
                 }
-                let mut counts = [0u64; 256];
-                for v in table.read_section(side.index())? {
-                    counts[v as usize] += 1;
-                }
-                let histogram: BTreeMap<u8, u64> = (0..=255u8)
-                    .filter(|&v| counts[v as usize] > 0)
-                    .filter(|&v| game.decode(v) != retro_pipeline::Solved::NotCanonical)
-                    .map(|v| (v, counts[v as usize]))
-                    .collect();
-                histograms.push(histogram);
+                let values = table.read_section(side.index())?;
+                histograms.push(retro_pipeline::stage::histogram(game, &values));
             }
             Ok(retro_store::SliceRecord {
                 id: slice.0,
