@@ -10,7 +10,7 @@
 //! driver decides *where and how* it is stored by implementing [`Checkpoints`] (the job
 //! directory's files, checksummed, in `retro-pipeline`).
 
-pub use crate::frontier::{sorted_keys, KeyChunk, Narrowing};
+pub use crate::frontier::{sorted_keys, KeyChunk, Narrowing, SortedKeys};
 use std::fmt::Debug;
 use std::time::Duration;
 
@@ -129,6 +129,10 @@ pub struct PlySnapshot<'a> {
     /// Drops the resident pages of a slot's arrays once they are saved (out of core the arrays
     /// are file-backed, and reading them all would otherwise fill memory).
     pub release: &'a (dyn Fn(usize) + Sync),
+    /// Drops the resident pages of the spilled list a list of [`PlySnapshot::lists`] is in,
+    /// once its keys are gathered (out of core; nothing in memory). Other lists of the same
+    /// spill file lose their pages too and are read back from it.
+    pub release_list: &'a (dyn Fn(ListId) + Sync),
 }
 
 /// What a checkpoint gives back besides the arrays (which [`Checkpoints::restore`] writes in

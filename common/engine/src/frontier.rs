@@ -21,6 +21,7 @@
 
 use crate::atomic::ScratchError;
 use crate::workspace::Workspace;
+use either::Either;
 use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
 use std::fs::File;
@@ -466,6 +467,35 @@ impl GroupKeys {
             GroupKeys::Wide(keys) => keys,
         }
     }
+
+    /// The keys in order, each widened as it is read (no second copy of the list).
+    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        match self {
+            GroupKeys::Narrow(keys, n) => Either::Left(keys.iter().map(|&k| n.widen(k))),
+            GroupKeys::Wide(keys) => Either::Right(keys.iter().copied()),
+        }
+    }
+}
+
+/// A list's keys sorted by [`sorted_keys`], held as they were gathered: 4 bytes a key where
+/// the list was spilled narrowed, so that encoding them needs no 8-byte copy.
+pub struct SortedKeys(GroupKeys);
+
+impl SortedKeys {
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0.iter()
+    }
 }
 
 /// All the keys of `chunks` (a list's pieces, as a checkpoint holds them), sorted: gathered
@@ -473,10 +503,10 @@ impl GroupKeys {
 /// before it is expanded ([`GroupKeys`]), so that a sweep's scheduled exits — chunks each
 /// sorted over disjoint ranges — come out sorted without a sort, and other lists are sorted in
 /// 4-byte keys where they can be.
-pub fn sorted_keys(chunks: &[KeyChunk]) -> Vec<u64> {
+pub fn sorted_keys(chunks: &[KeyChunk]) -> SortedKeys {
     let mut keys = GroupKeys::of_chunks(chunks.iter().collect());
     keys.sort_runs(usize::MAX);
-    keys.into_wide()
+    SortedKeys(keys)
 }
 
 /// Sorts `keys` for the locality of the ply that expands them (see the module documentation):
@@ -842,6 +872,18 @@ mod tests {
         assert!(matches!(wide, GroupKeys::Wide(..)));
         wide.sort_runs(usize::MAX);
         assert_eq!(wide.into_wide(), vec![3, 9, 1 << 40]);
+        // A checkpoint's `sorted_keys` reads the same keys in order without widening them
+        // first, narrowed or not.
+        let pieces: Vec<KeyChunk> = chunks.iter().map(|&(_, c)| c).collect();
+        let sorted = sorted_keys(&pieces);
+        assert_eq!(sorted.len(), pushed.len());
+        assert!(matches!(sorted.0, GroupKeys::Narrow(..)));
+        assert_eq!(sorted.iter().collect::<Vec<_>>(), pushed);
+        let pieces: Vec<KeyChunk> = f.chunks(&[1]).iter().map(|&(_, c)| c).collect();
+        assert_eq!(
+            sorted_keys(&pieces).iter().collect::<Vec<_>>(),
+            [3, 9, 1 << 40]
+        );
     }
 
     #[test]

@@ -1012,6 +1012,10 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 later.seal().map_err(scratch_error)?;
             }
             let release = |s: usize| arrays.release(s);
+            let release_list = |id: ListId| match id {
+                ListId::Frontier { .. } => frontier.release(),
+                ListId::Exit { ply, .. } => exits[ply as usize].release(),
+            };
             let snapshot = PlySnapshot {
                 shape: &shape,
                 ply,
@@ -1047,6 +1051,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                     None => &NoLog,
                 },
                 release: &release,
+                release_list: &release_list,
             };
             keeper.save(&snapshot).map_err(checkpoint_error)?;
         }

@@ -24,7 +24,7 @@
 //! checkpoint is reported by file name and the stage starts afresh.
 
 use crate::log_file::{read_log_file, write_log_file};
-use crate::steps::{decode_keys, encode_keys};
+use crate::steps::{decode_keys, encode_key_iter};
 use rayon::prelude::*;
 use retro_engine::checkpoint::{
     sorted_keys, CarriedTimes, Checkpoints, KeyChunk, ListId, PlySnapshot, RestoreInto,
@@ -45,7 +45,7 @@ pub const CHECKPOINTS: &str = "checkpoints";
 const LEVEL: i32 = 1;
 
 /// The section name of a list file's keys: sorted, as varints of their differences
-/// ([`encode_keys`]).
+/// ([`crate::steps::encode_keys`]).
 const SORTED_KEYS: &str = "sorted-keys";
 
 /// What `state.json` records of a checkpoint.
@@ -313,7 +313,11 @@ impl StageCheckpoints {
                 // Scheduled exits come out of `sorted_keys` sorted without a sort (their
                 // pieces are sorted over disjoint ranges); the rest are sorted in 4 bytes a key.
                 let keys = sorted_keys(pieces);
-                let bytes = encode_keys(&keys);
+                // Out of core the pieces were read through the spilled list's map: its pages
+                // are dropped now (the kernel reads them back when it needs them), or a large
+                // stage's checkpoint would hold every list's pages in memory at once.
+                (snapshot.release_list)(*id);
+                let bytes = encode_key_iter(keys.iter(), keys.len());
                 drop(keys);
                 let sections = [(SORTED_KEYS, &bytes[..])];
                 let table = TableWriter::encode(&format!("{id:?}"), &sections, LEVEL);
@@ -596,6 +600,7 @@ fn sync_dir(dir: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::steps::encode_keys;
     use retro_engine::checkpoint::{LogBlocks, LoggedBlock};
 
     /// Writes a list file with one section `name` holding `bytes`.
@@ -624,8 +629,10 @@ mod tests {
         assert!(e.contains("damaged keys"), "{e}");
     }
 
-    /// A checkpoint of `lists` (one slot of ten positions) at `ply` of the stage `browns=3`.
-    fn save_lists(keeper: &StageCheckpoints, ply: u32, lists: &[(ListId, &[u64])]) {
+    /// A checkpoint of `lists` (one slot of ten positions) at `ply` of the stage `browns=3`;
+    /// returns the lists whose pages the keeper released (those it read), in order.
+    fn save_lists(keeper: &StageCheckpoints, ply: u32, lists: &[(ListId, &[u64])]) -> Vec<ListId> {
+        let released = Mutex::new(Vec::new());
         let shape = StageShape {
             name: "browns=3".into(),
             lens: vec![10],
@@ -646,8 +653,12 @@ mod tests {
                 .collect(),
             log: &retro_engine::checkpoint::NoLog,
             release: &|_| {},
+            release_list: &|id| released.lock().unwrap().push(id),
         };
         keeper.save(&snapshot).unwrap();
+        let mut released = released.into_inner().unwrap();
+        released.sort();
+        released
     }
 
     /// The lists of the checkpoint in force, and the inode of each list file by list.
@@ -694,12 +705,18 @@ mod tests {
         let keeper = StageCheckpoints::new(job.path(), "browns=3", 0, Duration::ZERO);
         let frontier = ListId::Frontier { section: 0 };
         let exits = ListId::Exit { ply: 9, section: 1 };
-        save_lists(&keeper, 2, &[(frontier, &[4, 2]), (exits, &[5, 1, 3])]);
+        let released = save_lists(&keeper, 2, &[(frontier, &[4, 2]), (exits, &[5, 1, 3])]);
+        assert_eq!(
+            released,
+            vec![frontier, exits],
+            "both lists read, then released"
+        );
         let first = restore_lists(&keeper);
         assert_eq!(first[1].1, vec![1, 3, 5]);
         // The next checkpoint links the exits' file (the same inode: the old checkpoint
         // was removed, the file it shares was not); the frontier's is written anew.
-        save_lists(&keeper, 3, &[(frontier, &[4, 2]), (exits, &[5, 1, 3])]);
+        let released = save_lists(&keeper, 3, &[(frontier, &[4, 2]), (exits, &[5, 1, 3])]);
+        assert_eq!(released, vec![frontier], "a linked list is not read");
         let second = restore_lists(&keeper);
         assert_eq!(second[0].1, vec![2, 4]);
         assert_eq!(second[1].1, vec![1, 3, 5]);
@@ -767,6 +784,7 @@ mod tests {
                 lists: Vec::new(),
                 log: &Blocks(blocks),
                 release: &|_| {},
+                release_list: &|_| {},
             };
             keeper.save(&snapshot).unwrap();
         };
