@@ -463,8 +463,8 @@ impl GroupKeys {
     /// The keys, widened back where narrowed.
     pub(crate) fn into_wide(self) -> Vec<u64> {
         match self {
-            GroupKeys::Narrow(keys, n) => keys.into_iter().map(|k| n.widen(k)).collect(),
             GroupKeys::Wide(keys) => keys,
+            narrow => narrow.iter().collect(),
         }
     }
 
