@@ -248,6 +248,32 @@ pub trait Game: Sync {
         None
     }
 
+    /// Whether some move of `side` from the position `(slice, key)`, the slot `index` of its
+    /// slice, stays in the stage and reaches a position `(to, to_index)` that `hit` accepts;
+    /// stops at the first. A pull ply asks this of every open position ("has a successor got
+    /// this ply's value?"). A game that finds a successor's index from the position's own more
+    /// cheaply than by [`Game::index`] overrides it (Sixteen Musashi: a brown move between two
+    /// of the lowest points stays in the position's colex block). Default: the in-stage
+    /// [`Game::moves`], each ranked by [`Game::index`].
+    #[inline(always)]
+    fn any_move_reaching(
+        &self,
+        side: Side,
+        slice: SliceId,
+        key: u64,
+        index: u64,
+        mut hit: impl FnMut(SliceId, u64) -> bool,
+    ) -> bool {
+        let _ = index;
+        let mut found = false;
+        self.moves(side, slice, key, |mv| {
+            if let (false, Move::InStage(to, to_key)) = (found, mv) {
+                found = hit(to, self.index(to, to_key));
+            }
+        });
+        found
+    }
+
     /// The positions of the stage, with `side.other()` to move, that have a move to the
     /// position `(slice, key)` with `side` to move, as `visit(slice, key, index)`: the game
     /// computes the index, which it can do faster than a separate [`Game::index`] call because

@@ -886,11 +886,12 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             } else {
                 Vec::new()
             };
-            // Whether the position `(to, to_key)`, with `side` to move, got the value `ply`.
-            let has_ply_value = |side: Side, out: &mut SlotLists, to: SliceId, to_key: u64| {
+            // Whether the position at `ti` of slice `to`, with `side` to move, got the value
+            // `ply`.
+            let has_ply_value = |side: Side, out: &mut SlotLists, to: SliceId, ti: u64| {
                 let t = slot_of[to.0 as usize];
                 out.touch(t);
-                let ti = game.index(to, to_key) as usize;
+                let ti = ti as usize;
                 if compact {
                     let bits = resolved[section_of(t, side)]
                         .as_ref()
@@ -923,8 +924,8 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                         &clocks,
                         |s, key, i, out| {
                             let slice = stage.slices[s as usize];
-                            let found = any_move(game, side, slice, key, &mut |to, k| {
-                                has_ply_value(side.other(), out, to, k)
+                            let found = any_move(game, side, slice, key, i, &mut |to, ti| {
+                                has_ply_value(side.other(), out, to, ti)
                             });
                             if found {
                                 section(s as usize, side).store_value(i as usize, value);
@@ -952,7 +953,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                             }
                             let slice = stage.slices[s as usize];
                             let won = count_moves(game, side, slice, key, &mut |to, k| {
-                                has_ply_value(side.other(), out, to, k)
+                                has_ply_value(side.other(), out, to, game.index(to, k))
                             });
                             if counter == OVERFLOW {
                                 if won > 0 && target.take_overflow(i as usize, won) {

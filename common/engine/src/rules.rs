@@ -367,15 +367,17 @@ pub(crate) fn for_each_target_of<G: Game>(
     }
 }
 
-/// Whether some move of `side` from `(slice, key)` stays in the stage and satisfies
-/// `check(slice, key)` (stops at the first): how a pull ply asks "does a successor have the
-/// value of this ply?".
+/// Whether some move of `side` from `(slice, key)` (slot `index` of its slice) stays in the
+/// stage and reaches a position `(to, to_index)` satisfying `check` (stops at the first): how a
+/// pull ply asks "does a successor have the value of this ply?". The side is dispatched once
+/// here, so that each side's generator is compiled with `check` inlined into it.
 #[inline]
 pub(crate) fn any_move<G: Game>(
     game: &G,
     side: Side,
     slice: SliceId,
     key: u64,
+    index: u64,
     check: &mut impl FnMut(SliceId, u64) -> bool,
 ) -> bool {
     #[inline(always)]
@@ -383,19 +385,16 @@ pub(crate) fn any_move<G: Game>(
         game: &G,
         slice: SliceId,
         key: u64,
+        index: u64,
         check: &mut impl FnMut(SliceId, u64) -> bool,
     ) -> bool {
-        let mut found = false;
-        game.moves(side_of(FIRST), slice, key, |mv| {
-            if let (false, Move::InStage(to, to_key)) = (found, mv) {
-                found = check(to, to_key);
-            }
-        });
-        found
+        game.any_move_reaching(side_of(FIRST), slice, key, index, |to, to_index| {
+            check(to, to_index)
+        })
     }
     match side {
-        Side::First => any::<G, true>(game, slice, key, check),
-        Side::Second => any::<G, false>(game, slice, key, check),
+        Side::First => any::<G, true>(game, slice, key, index, check),
+        Side::Second => any::<G, false>(game, slice, key, index, check),
     }
 }
 

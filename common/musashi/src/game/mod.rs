@@ -63,6 +63,9 @@ pub struct Musashi {
     /// The colex blocks below the [`LOW_POINTS`] lowest (squeezed) points: a mask's offset
     /// in its block, and the mask at an offset, by table.
     low_blocks: ColexBlocks,
+    /// `squeezed_neighbours[b][p]`: with black on `b`, the neighbours of squeezed point `p`
+    /// other than `b`, squeezed (brown moves on the slices' own numbering).
+    squeezed_neighbours: Vec<Vec<u64>>,
     /// Where claim plies go bit-parallel ([`BulkClaims`]).
     bulk_claims: BulkClaims,
 }
@@ -151,6 +154,14 @@ impl Musashi {
             .collect();
         let ranker = SubsetRanker::new(n as u32 - 1);
         let low_blocks = ColexBlocks::new(LOW_POINTS.min(n - 1));
+        let squeezed_neighbours = (0..n)
+            .map(|b| {
+                (0..n)
+                    .filter(|&p| p != b)
+                    .map(|p| squeeze(board.neighbours[p] & !(1u64 << b), b as u32))
+                    .collect()
+            })
+            .collect();
         Musashi {
             // An invalid value is reported by the command line before any game is built.
             bulk_claims: BulkClaims::from_env().unwrap_or(BulkClaims::Model),
@@ -162,6 +173,7 @@ impl Musashi {
             twin_origins,
             ranker,
             low_blocks,
+            squeezed_neighbours,
             board,
             max_browns,
             rep_slot,
@@ -249,6 +261,59 @@ impl Musashi {
                 visit(black as u32, best);
             }
         }
+    }
+
+    /// [`Game::any_move_reaching`] for brown from `(slice, key)` at `index`. A brown move keeps
+    /// the slice. Where black's point has no symmetry (most slices) every target is canonical
+    /// as it is, and one between two of the [`LOW_POINTS`] lowest points keeps everything
+    /// above them: its index is in the position's own colex block, `index - offset(low)`, at
+    /// the offset of its low browns — a lookup instead of a rank of the whole mask (as in the
+    /// bulk claims' marking). Elsewhere each target is canonicalised and ranked.
+    #[inline(always)]
+    fn brown_move_reaching(
+        &self,
+        slice: SliceId,
+        key: u64,
+        index: u64,
+        mut hit: impl FnMut(SliceId, u64) -> bool,
+    ) -> bool {
+        let (_, black) = self.slice_parts(slice);
+        if !self.board.symmetry.stabiliser[black].is_empty() {
+            let mut found = false;
+            self.brown_moves(slice, key, |_, target| {
+                if !found {
+                    found = hit(slice, self.ranker.rank(squeeze(target, black as u32)));
+                }
+            });
+            return found;
+        }
+        let squeezed = squeeze(key, black as u32);
+        let blocks = &self.low_blocks;
+        let low_mask = blocks.low_mask();
+        let low = squeezed & low_mask;
+        let block = index - blocks.offset(low);
+        let neighbours = &self.squeezed_neighbours[black];
+        let empty = !squeezed;
+        let mut pieces = squeezed;
+        while pieces != 0 {
+            let from = pieces.trailing_zeros() as usize;
+            pieces &= pieces - 1;
+            let mut targets = neighbours[from] & empty;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as usize;
+                targets &= targets - 1;
+                let moved = 1u64 << from | 1u64 << to;
+                let to_index = if moved & !low_mask == 0 {
+                    block + blocks.offset(low ^ moved)
+                } else {
+                    self.ranker.rank(squeezed ^ moved)
+                };
+                if hit(slice, to_index) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     #[inline(always)]
@@ -377,6 +442,29 @@ impl Game for Musashi {
             // Brown is never swept: it keeps no counters and never leaves the stage.
             EngineSide::First => None,
             EngineSide::Second => self.black_counted_moves(slice, key, exits),
+        }
+    }
+
+    #[inline(always)]
+    fn any_move_reaching(
+        &self,
+        side: EngineSide,
+        slice: SliceId,
+        key: u64,
+        index: u64,
+        mut hit: impl FnMut(SliceId, u64) -> bool,
+    ) -> bool {
+        match side {
+            EngineSide::First => self.brown_move_reaching(slice, key, index, hit),
+            EngineSide::Second => {
+                let mut found = false;
+                self.black_moves(slice, key, |mv| {
+                    if let (false, Move::InStage(to, to_key)) = (found, mv) {
+                        found = hit(to, self.index(to, to_key));
+                    }
+                });
+                found
+            }
         }
     }
 
@@ -809,6 +897,61 @@ mod tests {
                 assert!(!want.is_empty() || len <= first + 64, "{name} {slice:?}");
                 assert_eq!(have, want, "{name} {slice:?}");
             }
+        }
+    }
+
+    #[test]
+    fn moves_reaching_visit_the_ranked_moves_until_a_hit() {
+        // Every slice of a stage of each board: black on points with and without symmetries,
+        // brown moves between low points, high points and across the two.
+        for (name, k) in [("BOARD25", 9), ("BOARD33", 7)] {
+            let game = Musashi::new(Board::builtin(name).unwrap(), Some(k));
+            let mut low_moves = 0;
+            for &slice in &game.stages()[k].slices {
+                for key in sample_keys(&game, slice, 300) {
+                    let index = game.index(slice, key);
+                    for side in [EngineSide::First, EngineSide::Second] {
+                        let mut want = Vec::new();
+                        game.moves(side, slice, key, |mv| {
+                            if let Move::InStage(to, to_key) = mv {
+                                want.push((to, game.index(to, to_key)));
+                            }
+                        });
+                        // Never hit: every in-stage move is visited, ranked, in order.
+                        let mut have = Vec::new();
+                        let found = game.any_move_reaching(side, slice, key, index, |to, i| {
+                            have.push((to, i));
+                            false
+                        });
+                        assert!(!found);
+                        assert_eq!(have, want, "{name} {slice:?} {key:#x} {side:?}");
+                        // A hit on the j-th stops there and is reported.
+                        for j in [0, want.len() / 2, want.len().saturating_sub(1)] {
+                            if j >= want.len() {
+                                continue;
+                            }
+                            let mut seen = 0;
+                            let found = game.any_move_reaching(side, slice, key, index, |to, i| {
+                                seen += 1;
+                                (to, i) == want[j]
+                            });
+                            assert!(found);
+                            let first = want.iter().position(|&t| t == want[j]).unwrap();
+                            assert_eq!(seen, first + 1, "{name} {slice:?} {key:#x}");
+                        }
+                    }
+                    let (_, black) = game.slice_parts(slice);
+                    if game.board.symmetry.stabiliser[black].is_empty() {
+                        let squeezed = squeeze(key, black as u32);
+                        let low = game.low_blocks.low_mask();
+                        game.brown_moves(slice, key, |_, target| {
+                            let moved = squeezed ^ squeeze(target, black as u32);
+                            low_moves += usize::from(moved & !low == 0);
+                        });
+                    }
+                }
+            }
+            assert!(low_moves > 0, "{name}: no move within a colex block tested");
         }
     }
 
