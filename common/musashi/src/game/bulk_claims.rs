@@ -22,7 +22,7 @@
 //! predecessor, canonical or not, with no symmetry minimum at all; the kernel claims only the
 //! canonical ones (the others are final from the start).
 
-use super::Musashi;
+use super::{find_step, Musashi};
 use retro_engine::{BulkPlan, Share, SliceId};
 use retro_index::{
     binomial, next_subset, squeeze, DirectBits, QueuedRuns, ScatteredBits, SetBits,
@@ -84,17 +84,10 @@ fn copy_ns(k: usize, m: usize, lo: usize) -> f64 {
 /// mask XOR that.
 #[inline(always)]
 fn each_unmove(pieces: u64, pushed: &[u64; 64], empty: u64, mut visit: impl FnMut(u64)) {
-    let mut pieces = pieces;
-    while pieces != 0 {
-        let y = pieces.trailing_zeros() as usize;
-        pieces &= pieces - 1;
-        let mut origins = pushed[y] & empty;
-        while origins != 0 {
-            let x = origins.trailing_zeros() as usize;
-            origins &= origins - 1;
-            visit(1u64 << y | 1u64 << x);
-        }
-    }
+    find_step(pieces, pushed, empty, |moved| {
+        visit(moved);
+        false
+    });
 }
 
 impl Musashi {

@@ -21,6 +21,30 @@ const _: () = assert!(LOW_POINTS <= MAX_LOW_CELLS);
 
 pub use bulk_claims::BulkClaims;
 
+/// Whether a step of a brown of `pieces` to an `empty` neighbour along `adjacent`
+/// (`adjacent[p]`: the points joined to point `p`) satisfies `stop`, which gets the two points'
+/// bits (the mask after the step is the mask XOR them). Steps are tried piece by piece, lowest
+/// first, and each piece's targets lowest first; the first that satisfies `stop` ends the walk.
+/// Brown's moves are reversible, so its moves and un-moves are the same steps: the pull plies
+/// and the bulk claims' marking walk them here.
+#[inline(always)]
+fn find_step(pieces: u64, adjacent: &[u64], empty: u64, mut stop: impl FnMut(u64) -> bool) -> bool {
+    let mut pieces = pieces;
+    while pieces != 0 {
+        let from = pieces.trailing_zeros() as usize;
+        pieces &= pieces - 1;
+        let mut targets = adjacent[from] & empty;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            if stop(1u64 << from | 1u64 << to) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
@@ -293,27 +317,14 @@ impl Musashi {
         let low = squeezed & low_mask;
         let block = index - blocks.offset(low);
         let neighbours = &self.squeezed_neighbours[black];
-        let empty = !squeezed;
-        let mut pieces = squeezed;
-        while pieces != 0 {
-            let from = pieces.trailing_zeros() as usize;
-            pieces &= pieces - 1;
-            let mut targets = neighbours[from] & empty;
-            while targets != 0 {
-                let to = targets.trailing_zeros() as usize;
-                targets &= targets - 1;
-                let moved = 1u64 << from | 1u64 << to;
-                let to_index = if moved & !low_mask == 0 {
-                    block + blocks.offset(low ^ moved)
-                } else {
-                    self.ranker.rank(squeezed ^ moved)
-                };
-                if hit(slice, to_index) {
-                    return true;
-                }
-            }
-        }
-        false
+        find_step(squeezed, neighbours, !squeezed, |moved| {
+            let to_index = if moved & !low_mask == 0 {
+                block + blocks.offset(low ^ moved)
+            } else {
+                self.ranker.rank(squeezed ^ moved)
+            };
+            hit(slice, to_index)
+        })
     }
 
     #[inline(always)]
