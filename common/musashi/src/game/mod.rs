@@ -21,6 +21,15 @@ const _: () = assert!(LOW_POINTS <= MAX_LOW_CELLS);
 
 pub use bulk_claims::BulkClaims;
 
+use crate::board::Board;
+use crate::position::{Position, Side};
+use crate::rules::captures;
+use retro_engine::{BulkPlan, Game, Move, Share, Side as EngineSide, SliceId, Stage, Value};
+use retro_index::{
+    binomial, next_subset, squeeze, unsqueeze, ColexBlocks, SubsetRanker, MAX_LOW_CELLS,
+};
+use std::ops::Range;
+
 /// Whether a step of a brown of `pieces` to an `empty` neighbour along `adjacent`
 /// (`adjacent[p]`: the points joined to point `p`) satisfies `stop`, which gets the two points'
 /// bits (the mask after the step is the mask XOR them). Steps are tried piece by piece, lowest
@@ -44,15 +53,6 @@ fn find_step(pieces: u64, adjacent: &[u64], empty: u64, mut stop: impl FnMut(u64
     }
     false
 }
-
-use crate::board::Board;
-use crate::position::{Position, Side};
-use crate::rules::captures;
-use retro_engine::{BulkPlan, Game, Move, Share, Side as EngineSide, SliceId, Stage, Value};
-use retro_index::{
-    binomial, next_subset, squeeze, unsqueeze, ColexBlocks, SubsetRanker, MAX_LOW_CELLS,
-};
-use std::ops::Range;
 
 /// Sixteen Musashi on one board, solved up to `max_browns` brown pieces.
 pub struct Musashi {
