@@ -254,7 +254,7 @@ pub trait Game: Sync {
     /// this ply's value?"). A game that finds a successor's index from the position's own more
     /// cheaply than by [`Game::index`] overrides it (Sixteen Musashi: a brown move between two
     /// of the lowest points stays in the position's colex block). Default: the in-stage
-    /// [`Game::moves`], each ranked by [`Game::index`].
+    /// [`Game::moves`], each ranked by [`Game::index`] ([`listed_move_reaching`]).
     #[inline(always)]
     fn any_move_reaching(
         &self,
@@ -262,16 +262,10 @@ pub trait Game: Sync {
         slice: SliceId,
         key: u64,
         index: u64,
-        mut hit: impl FnMut(SliceId, u64) -> bool,
+        hit: impl FnMut(SliceId, u64) -> bool,
     ) -> bool {
         let _ = index;
-        let mut found = false;
-        self.moves(side, slice, key, |mv| {
-            if let (false, Move::InStage(to, to_key)) = (found, mv) {
-                found = hit(to, self.index(to, to_key));
-            }
-        });
-        found
+        listed_move_reaching(self, side, slice, key, hit)
     }
 
     /// The positions of the stage, with `side.other()` to move, that have a move to the
@@ -355,4 +349,24 @@ pub trait Game: Sync {
         let _ = (plan, side, slice, members, pre, share);
         unreachable!("a game that plans bulk claims finds their predecessors")
     }
+}
+
+/// [`Game::any_move_reaching`] by the in-stage [`Game::moves`] of `side` from `(slice, key)`,
+/// each ranked by [`Game::index`], stopping at the first that `hit` accepts: the default, and
+/// what a game that overrides it for one side gives the other.
+#[inline(always)]
+pub fn listed_move_reaching<G: Game + ?Sized>(
+    game: &G,
+    side: Side,
+    slice: SliceId,
+    key: u64,
+    mut hit: impl FnMut(SliceId, u64) -> bool,
+) -> bool {
+    let mut found = false;
+    game.moves(side, slice, key, |mv| {
+        if let (false, Move::InStage(to, to_key)) = (found, mv) {
+            found = hit(to, game.index(to, to_key));
+        }
+    });
+    found
 }

@@ -24,6 +24,7 @@ pub use bulk_claims::BulkClaims;
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
+use retro_engine::game::listed_move_reaching;
 use retro_engine::{BulkPlan, Game, Move, Share, Side as EngineSide, SliceId, Stage, Value};
 use retro_index::{
     binomial, next_subset, squeeze, unsqueeze, ColexBlocks, SubsetRanker, MAX_LOW_CELLS,
@@ -463,19 +464,11 @@ impl Game for Musashi {
         slice: SliceId,
         key: u64,
         index: u64,
-        mut hit: impl FnMut(SliceId, u64) -> bool,
+        hit: impl FnMut(SliceId, u64) -> bool,
     ) -> bool {
         match side {
             EngineSide::First => self.brown_move_reaching(slice, key, index, hit),
-            EngineSide::Second => {
-                let mut found = false;
-                self.black_moves(slice, key, |mv| {
-                    if let (false, Move::InStage(to, to_key)) = (found, mv) {
-                        found = hit(to, self.index(to, to_key));
-                    }
-                });
-                found
-            }
+            EngineSide::Second => listed_move_reaching(self, side, slice, key, hit),
         }
     }
 
