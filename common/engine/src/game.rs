@@ -163,6 +163,15 @@ pub trait Game: Sync {
     }
     /// The dense index of `key` in `slice`.
     fn index(&self, slice: SliceId, key: u64) -> u64;
+    /// Calls `visit(index)` with the [`Game::index`] of every key of `keys` (all of `slice`),
+    /// in order: how a stage's value tables are built from its logged frontiers. Those lists
+    /// are sorted, so neighbouring keys tend to share most of their index; a game that can
+    /// reuse that overrides the default, which indexes each key on its own.
+    fn for_each_index(&self, slice: SliceId, keys: &[u64], mut visit: impl FnMut(u64)) {
+        for &key in keys {
+            visit(self.index(slice, key));
+        }
+    }
     /// The key at `index` of `slice`.
     fn key(&self, slice: SliceId, index: u64) -> u64;
     /// Whether `key` is the canonical representative of its symmetry orbit.

@@ -1470,9 +1470,9 @@ fn build_from_log<G: Game>(
             let sections = Side::BOTH.map(|side| section_of(s as u32, side));
             log.replay(&sections, |i, keys, value| {
                 clocks.time(s, || {
-                    for &key in keys {
-                        targets[i][game.index(slice, key) as usize].store(value, Relaxed);
-                    }
+                    game.for_each_index(slice, keys, |index| {
+                        targets[i][index as usize].store(value, Relaxed);
+                    })
                 })
             })?;
         }

@@ -30,5 +30,5 @@ pub use bits::{
 pub use blocks::{ColexBlocks, MAX_LOW_CELLS};
 pub use composition::{compositions, rank_composition, unrank_composition};
 pub use gap::{squeeze, unsqueeze};
-pub use permutation::BitPermutation;
+pub use permutation::{BitPermutation, PermutationSet};
 pub use subset::{next_subset, SubsetRanker};

@@ -95,9 +95,96 @@ impl BitPermutation {
     }
 }
 
+/// Several permutations of the same cells with their tables side by side, for one question
+/// asked of all of them at once: does any map a mask below itself (is the mask not the
+/// smallest of its images)? Asked of a symmetry group's stabiliser for every slot of a sweep,
+/// through [`BitPermutation::apply`] it cost an indirection and a dispatch on the table size
+/// per permutation; here the size is dispatched once and the tables are read in a row.
+#[derive(Clone, Debug, Default)]
+pub struct PermutationSet {
+    chunks: usize,
+    /// The permutations' tables ([`BitPermutation`]'s `table`), one after another.
+    tables: Vec<u64>,
+}
+
+impl PermutationSet {
+    /// The set of `permutations`, in that order (the order in which they are tried).
+    ///
+    /// # Panics
+    /// If the permutations do not all have the same number of table chunks.
+    pub fn new<'a>(permutations: impl IntoIterator<Item = &'a BitPermutation>) -> Self {
+        let mut set = PermutationSet::default();
+        for p in permutations {
+            assert!(
+                set.tables.is_empty() || p.chunks == set.chunks,
+                "permutations of different sizes"
+            );
+            set.chunks = p.chunks;
+            set.tables.extend_from_slice(&p.table);
+        }
+        set
+    }
+
+    /// Whether some permutation of the set maps `mask` to a smaller mask (bits beyond the
+    /// permutations' size must be clear). False for an empty set. Stops at the first.
+    #[inline(always)]
+    pub fn maps_below(&self, mask: u64) -> bool {
+        match self.chunks {
+            0 => false,
+            1 => self.maps_below_chunks::<1>(mask),
+            2 => self.maps_below_chunks::<2>(mask),
+            3 => self.maps_below_chunks::<3>(mask),
+            4 => self.maps_below_chunks::<4>(mask),
+            5 => self.maps_below_chunks::<5>(mask),
+            6 => self.maps_below_chunks::<6>(mask),
+            7 => self.maps_below_chunks::<7>(mask),
+            _ => self.maps_below_chunks::<8>(mask),
+        }
+    }
+
+    #[inline(always)]
+    fn maps_below_chunks<const CHUNKS: usize>(&self, mask: u64) -> bool {
+        for table in self.tables.chunks_exact(CHUNKS * 256) {
+            let mut image = 0u64;
+            for chunk in 0..CHUNKS {
+                image |= table[chunk * 256 + (mask >> (8 * chunk) & 0xff) as usize];
+            }
+            if image < mask {
+                return true;
+            }
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_maps_below_when_one_of_its_permutations_does() {
+        // Permutations of 25 cells (four table chunks): a reflection, a rotation by 5, a swap.
+        let n = 25u32;
+        let maps: [Vec<u32>; 3] = [
+            (0..n).map(|i| n - 1 - i).collect(),
+            (0..n).map(|i| (i + 5) % n).collect(),
+            (0..n).map(|i| if i < 2 { 1 - i } else { i }).collect(),
+        ];
+        let perms: Vec<BitPermutation> = maps.iter().map(|m| BitPermutation::new(m)).collect();
+        assert!(!PermutationSet::new([]).maps_below(0b1010));
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mask = state & ((1 << n) - 1);
+            for take in 0..=perms.len() {
+                let set = PermutationSet::new(&perms[..take]);
+                let want = perms[..take].iter().any(|p| p.apply(mask) < mask);
+                assert_eq!(set.maps_below(mask), want, "{mask:#x} with {take}");
+            }
+        }
+    }
 
     #[test]
     fn reverses_bits() {

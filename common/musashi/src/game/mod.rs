@@ -10,6 +10,7 @@
 //!   canonical slots are solved and counted; the others hold [`retro_engine::Value::NON_CANONICAL`].
 
 mod bulk_claims;
+mod capture_lines;
 
 /// How many of the lowest (squeezed) points the colex block tables cover ([`ColexBlocks`]):
 /// 2^14 two-byte entries (32 KB) per table stay in the first-level cache. The bulk claims'
@@ -24,6 +25,7 @@ pub use bulk_claims::BulkClaims;
 use crate::board::Board;
 use crate::position::{Position, Side};
 use crate::rules::captures;
+use capture_lines::CaptureLines;
 use retro_engine::game::listed_move_reaching;
 use retro_engine::{BulkPlan, Game, Move, Share, Side as EngineSide, SliceId, Stage, Value};
 use retro_index::{
@@ -93,6 +95,8 @@ pub struct Musashi {
     squeezed_neighbours: Vec<Vec<u64>>,
     /// Where claim plies go bit-parallel ([`BulkClaims`]).
     bulk_claims: BulkClaims,
+    /// Which of black's moves capture, all of a point's at once (the sweep's test).
+    capture_lines: CaptureLines,
 }
 
 impl Musashi {
@@ -187,7 +191,9 @@ impl Musashi {
                     .collect()
             })
             .collect();
+        let capture_lines = CaptureLines::new(&board);
         Musashi {
+            capture_lines,
             // An invalid value is reported by the command line before any game is built.
             bulk_claims: BulkClaims::from_env().unwrap_or(BulkClaims::Model),
             black_images,
@@ -397,6 +403,26 @@ impl Game for Musashi {
     fn index(&self, slice: SliceId, key: u64) -> u64 {
         let (_, rep) = self.slice_parts(slice);
         self.ranker.rank(squeeze(key, rep as u32))
+    }
+
+    /// A brown mask's rank is the rank of its block (its points above the [`LOW_POINTS`]
+    /// lowest, given the count below) plus its offset in the block ([`ColexBlocks`]): sorted
+    /// keys mostly share their block with the key before, and then cost one table lookup.
+    fn for_each_index(&self, slice: SliceId, keys: &[u64], mut visit: impl FnMut(u64)) {
+        let (_, black) = self.slice_parts(slice);
+        let blocks = &self.low_blocks;
+        let low_mask = blocks.low_mask();
+        let mut high = u64::MAX;
+        let mut block = 0;
+        for &key in keys {
+            let squeezed = squeeze(key, black as u32);
+            let offset = blocks.offset(squeezed & low_mask);
+            if squeezed & !low_mask != high {
+                high = squeezed & !low_mask;
+                block = self.ranker.rank(squeezed) - offset;
+            }
+            visit(block + offset);
+        }
     }
 
     fn key(&self, slice: SliceId, index: u64) -> u64 {
@@ -633,26 +659,16 @@ impl Musashi {
         if targets.count_ones() > 8 {
             return None;
         }
-        let mut quiet = 0u64;
-        let mut capturing = [(0usize, 0u64); 8];
-        let mut captures_found = 0;
-        let mut rest = targets;
-        while rest != 0 {
-            let to = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            match captures(&self.board, to, key) {
-                0 => quiet |= 1 << to,
-                captured => {
-                    capturing[captures_found] = (to, captured);
-                    captures_found += 1;
-                }
-            }
-        }
+        let capturing = self.capture_lines.capturing(black, key) & targets;
+        let quiet = targets & !capturing;
         if quiet.count_ones() >= 2 && self.quiet_twins(black, quiet, key) {
             return None;
         }
-        for &(to, captured) in &capturing[..captures_found] {
-            exits(self.capture(to, key, captured));
+        let mut rest = capturing;
+        while rest != 0 {
+            let to = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            exits(self.capture(to, key, captures(&self.board, to, key)));
         }
         Some(quiet.count_ones())
     }
@@ -900,6 +916,35 @@ mod tests {
                 });
                 assert!(!want.is_empty() || len <= first + 64, "{name} {slice:?}");
                 assert_eq!(have, want, "{name} {slice:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn indices_of_a_list_are_those_of_its_keys() {
+        // Sparse and dense runs, sorted (blocks shared) and not, on slices of every black
+        // point, with brown counts below, at and above the block tables' 14 points.
+        for (name, k) in [
+            ("BOARD25", 3),
+            ("BOARD25", 12),
+            ("BOARD33", 16),
+            ("BOARD33", 25),
+        ] {
+            let game = Musashi::new(Board::builtin(name).unwrap(), Some(k));
+            for &slice in &game.stages()[k].slices {
+                let len = game.slice_len(slice);
+                let dense: Vec<u64> = (len / 2..(len / 2 + 5000).min(len))
+                    .map(|i| game.key(slice, i))
+                    .collect();
+                let mut shuffled = sample_keys(&game, slice, 2000);
+                shuffled.reverse();
+                shuffled.extend_from_slice(&dense[..dense.len().min(100)]);
+                for keys in [sample_keys(&game, slice, 2000), dense, shuffled] {
+                    let mut have = Vec::new();
+                    game.for_each_index(slice, &keys, |index| have.push(index));
+                    let want: Vec<u64> = keys.iter().map(|&key| game.index(slice, key)).collect();
+                    assert_eq!(have, want, "{name} {slice:?}");
+                }
             }
         }
     }
