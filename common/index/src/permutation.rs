@@ -142,6 +142,36 @@ impl PermutationSet {
         }
     }
 
+    /// The smallest image of `mask` under the set's permutations (bits beyond their size must
+    /// be clear); `u64::MAX` for an empty set.
+    #[inline(always)]
+    pub fn smallest_image(&self, mask: u64) -> u64 {
+        match self.chunks {
+            0 => u64::MAX,
+            1 => self.smallest_image_chunks::<1>(mask),
+            2 => self.smallest_image_chunks::<2>(mask),
+            3 => self.smallest_image_chunks::<3>(mask),
+            4 => self.smallest_image_chunks::<4>(mask),
+            5 => self.smallest_image_chunks::<5>(mask),
+            6 => self.smallest_image_chunks::<6>(mask),
+            7 => self.smallest_image_chunks::<7>(mask),
+            _ => self.smallest_image_chunks::<8>(mask),
+        }
+    }
+
+    #[inline(always)]
+    fn smallest_image_chunks<const CHUNKS: usize>(&self, mask: u64) -> u64 {
+        let mut smallest = u64::MAX;
+        for table in self.tables.chunks_exact(CHUNKS * 256) {
+            let mut image = 0u64;
+            for chunk in 0..CHUNKS {
+                image |= table[chunk * 256 + (mask >> (8 * chunk) & 0xff) as usize];
+            }
+            smallest = smallest.min(image);
+        }
+        smallest
+    }
+
     #[inline(always)]
     fn maps_below_chunks<const CHUNKS: usize>(&self, mask: u64) -> bool {
         for table in self.tables.chunks_exact(CHUNKS * 256) {
@@ -162,7 +192,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_set_maps_below_when_one_of_its_permutations_does() {
+    fn a_set_maps_below_when_one_of_its_permutations_does_and_finds_the_smallest_image() {
         // Permutations of 25 cells (four table chunks): a reflection, a rotation by 5, a swap.
         let n = 25u32;
         let maps: [Vec<u32>; 3] = [
@@ -182,6 +212,8 @@ mod tests {
                 let set = PermutationSet::new(&perms[..take]);
                 let want = perms[..take].iter().any(|p| p.apply(mask) < mask);
                 assert_eq!(set.maps_below(mask), want, "{mask:#x} with {take}");
+                let smallest = perms[..take].iter().map(|p| p.apply(mask)).min();
+                assert_eq!(set.smallest_image(mask), smallest.unwrap_or(u64::MAX));
             }
         }
     }

@@ -27,6 +27,9 @@ pub struct Symmetry {
     /// `stabiliser_set[p]`: the elements of `stabiliser[p]` as one set, for
     /// [`Symmetry::is_canonical`].
     stabiliser_set: Vec<PermutationSet>,
+    /// `to_rep_set[p]`: every element taking `p` to its representative (`to_rep[p]` followed
+    /// by each of the representative's stabiliser), for [`Symmetry::canonical`].
+    to_rep_set: Vec<PermutationSet>,
 }
 
 const LINEAR_MAPS: [[i32; 4]; 8] = [
@@ -124,6 +127,22 @@ impl Symmetry {
             .iter()
             .map(|gs| PermutationSet::new(gs.iter().map(|&g| &elements[g as usize])))
             .collect();
+        let to_rep_set = (0..n)
+            .map(|p| {
+                let first = &elements[to_rep[p] as usize];
+                let then = stabiliser[rep[p] as usize]
+                    .iter()
+                    .map(|&g| &elements[g as usize]);
+                let composed: Vec<BitPermutation> = std::iter::once(&elements[0])
+                    .chain(then)
+                    .map(|g| {
+                        let map: Vec<u32> = (0..n).map(|q| g.cell(first.cell(q)) as u32).collect();
+                        BitPermutation::new(&map)
+                    })
+                    .collect();
+                PermutationSet::new(&composed)
+            })
+            .collect();
         Symmetry {
             elements,
             rep,
@@ -131,6 +150,7 @@ impl Symmetry {
             stabiliser,
             reps,
             stabiliser_set,
+            to_rep_set,
         }
     }
 
@@ -148,9 +168,10 @@ impl Symmetry {
     /// orbit representative and the smallest brown mask among the images that put it there.
     #[inline(always)]
     pub fn canonical(&self, black: usize, browns: u64) -> (usize, u64) {
-        let r = self.rep[black] as usize;
-        let image = self.elements[self.to_rep[black] as usize].apply(browns);
-        (r, self.minimise(r, image))
+        (
+            self.rep[black] as usize,
+            self.to_rep_set[black].smallest_image(browns),
+        )
     }
 
     /// Whether `browns` (black on the representative `rep`) is its own canonical image. Stops
