@@ -15,6 +15,24 @@
 
 #![warn(missing_docs)]
 
+/// `$this.$method::<C>($arg)` with `C` the constant for the table chunk count `$chunks` (1 to
+/// 8; larger counts take 8): the one predictable dispatch before straight-line lookups that the
+/// rankers and permutations of this crate make on their constant chunk count.
+macro_rules! by_chunks {
+    ($chunks:expr, $this:ident.$method:ident($arg:expr)) => {
+        match $chunks {
+            1 => $this.$method::<1>($arg),
+            2 => $this.$method::<2>($arg),
+            3 => $this.$method::<3>($arg),
+            4 => $this.$method::<4>($arg),
+            5 => $this.$method::<5>($arg),
+            6 => $this.$method::<6>($arg),
+            7 => $this.$method::<7>($arg),
+            _ => $this.$method::<8>($arg),
+        }
+    };
+}
+
 mod binomial;
 mod bits;
 mod blocks;

@@ -62,16 +62,7 @@ impl BitPermutation {
     /// The image of `mask` (bits beyond the permutation's size must be clear).
     #[inline(always)]
     pub fn apply(&self, mask: u64) -> u64 {
-        match self.chunks {
-            1 => self.apply_chunks::<1>(mask),
-            2 => self.apply_chunks::<2>(mask),
-            3 => self.apply_chunks::<3>(mask),
-            4 => self.apply_chunks::<4>(mask),
-            5 => self.apply_chunks::<5>(mask),
-            6 => self.apply_chunks::<6>(mask),
-            7 => self.apply_chunks::<7>(mask),
-            _ => self.apply_chunks::<8>(mask),
-        }
+        by_chunks!(self.chunks, self.apply_chunks(mask))
     }
 
     /// Whether the permutation maps `mask` onto itself (bits beyond its size must be clear).
@@ -129,34 +120,20 @@ impl PermutationSet {
     /// permutations' size must be clear). False for an empty set. Stops at the first.
     #[inline(always)]
     pub fn maps_below(&self, mask: u64) -> bool {
-        match self.chunks {
-            0 => false,
-            1 => self.maps_below_chunks::<1>(mask),
-            2 => self.maps_below_chunks::<2>(mask),
-            3 => self.maps_below_chunks::<3>(mask),
-            4 => self.maps_below_chunks::<4>(mask),
-            5 => self.maps_below_chunks::<5>(mask),
-            6 => self.maps_below_chunks::<6>(mask),
-            7 => self.maps_below_chunks::<7>(mask),
-            _ => self.maps_below_chunks::<8>(mask),
+        if self.chunks == 0 {
+            return false;
         }
+        by_chunks!(self.chunks, self.maps_below_chunks(mask))
     }
 
     /// The smallest image of `mask` under the set's permutations (bits beyond their size must
     /// be clear); `u64::MAX` for an empty set.
     #[inline(always)]
     pub fn smallest_image(&self, mask: u64) -> u64 {
-        match self.chunks {
-            0 => u64::MAX,
-            1 => self.smallest_image_chunks::<1>(mask),
-            2 => self.smallest_image_chunks::<2>(mask),
-            3 => self.smallest_image_chunks::<3>(mask),
-            4 => self.smallest_image_chunks::<4>(mask),
-            5 => self.smallest_image_chunks::<5>(mask),
-            6 => self.smallest_image_chunks::<6>(mask),
-            7 => self.smallest_image_chunks::<7>(mask),
-            _ => self.smallest_image_chunks::<8>(mask),
+        if self.chunks == 0 {
+            return u64::MAX;
         }
+        by_chunks!(self.chunks, self.smallest_image_chunks(mask))
     }
 
     #[inline(always)]

@@ -78,16 +78,7 @@ impl SubsetRanker {
     pub fn rank(&self, mask: u64) -> u64 {
         // One predictable dispatch on the ranker's constant chunk count, then straight-line
         // lookups: this runs once per generated move in the solver.
-        match self.chunks {
-            1 => self.rank_chunks::<1>(mask),
-            2 => self.rank_chunks::<2>(mask),
-            3 => self.rank_chunks::<3>(mask),
-            4 => self.rank_chunks::<4>(mask),
-            5 => self.rank_chunks::<5>(mask),
-            6 => self.rank_chunks::<6>(mask),
-            7 => self.rank_chunks::<7>(mask),
-            _ => self.rank_chunks::<8>(mask),
-        }
+        by_chunks!(self.chunks, self.rank_chunks(mask))
     }
 
     #[inline(always)]
