@@ -24,11 +24,15 @@ pub struct Symmetry {
     pub stabiliser: Vec<Vec<u8>>,
     /// The representatives in increasing order.
     pub reps: Vec<u8>,
+    /// `to_rep_all[p]`: every element taking `p` to its representative: `to_rep[p]`, then
+    /// `to_rep[p]` followed by each element of the representative's stabiliser. A position's
+    /// canonical brown mask is the smallest of the mask's images under these.
+    pub to_rep_all: Vec<Vec<u8>>,
     /// `stabiliser_set[p]`: the elements of `stabiliser[p]` as one set, for
-    /// [`Symmetry::is_canonical`].
+    /// [`Symmetry::is_canonical`] (derived from `stabiliser` when the group is built).
     stabiliser_set: Vec<PermutationSet>,
-    /// `to_rep_set[p]`: every element taking `p` to its representative (`to_rep[p]` followed
-    /// by each of the representative's stabiliser), for [`Symmetry::canonical`].
+    /// `to_rep_set[p]`: the elements of `to_rep_all[p]` as one set, for
+    /// [`Symmetry::canonical`] (derived from `to_rep_all` when the group is built).
     to_rep_set: Vec<PermutationSet>,
 }
 
@@ -123,32 +127,34 @@ impl Symmetry {
                     .collect();
             }
         }
-        let stabiliser_set = stabiliser
-            .iter()
-            .map(|gs| PermutationSet::new(gs.iter().map(|&g| &elements[g as usize])))
-            .collect();
-        let to_rep_set = (0..n)
+        let element_of = |cells: &[usize]| {
+            elements
+                .iter()
+                .position(|e| (0..n).all(|p| e.cell(p) == cells[p]))
+                .expect("the group is closed under composition") as u8
+        };
+        let to_rep_all: Vec<Vec<u8>> = (0..n)
             .map(|p| {
                 let first = &elements[to_rep[p] as usize];
-                let then = stabiliser[rep[p] as usize]
-                    .iter()
-                    .map(|&g| &elements[g as usize]);
-                let composed: Vec<BitPermutation> = std::iter::once(&elements[0])
-                    .chain(then)
-                    .map(|g| {
-                        let map: Vec<u32> = (0..n).map(|q| g.cell(first.cell(q)) as u32).collect();
-                        BitPermutation::new(&map)
-                    })
-                    .collect();
-                PermutationSet::new(&composed)
+                let mut all = vec![to_rep[p]];
+                for &g in &stabiliser[rep[p] as usize] {
+                    let then = &elements[g as usize];
+                    let composed: Vec<usize> = (0..n).map(|q| then.cell(first.cell(q))).collect();
+                    all.push(element_of(&composed));
+                }
+                all
             })
             .collect();
+        let set_of = |gs: &Vec<u8>| PermutationSet::new(gs.iter().map(|&g| &elements[g as usize]));
+        let stabiliser_set = stabiliser.iter().map(set_of).collect();
+        let to_rep_set = to_rep_all.iter().map(set_of).collect();
         Symmetry {
             elements,
             rep,
             to_rep,
             stabiliser,
             reps,
+            to_rep_all,
             stabiliser_set,
             to_rep_set,
         }

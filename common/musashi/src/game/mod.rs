@@ -72,17 +72,13 @@ pub struct Musashi {
     /// `stabiliser_bits[rep][j * n + p]`: the single-bit mask of the image of point `p` under
     /// the `j`-th stabiliser element of `rep` (so a move's image is two XORs, no lookups chain).
     stabiliser_bits: Vec<Vec<u64>>,
-    /// `origin_images[p]`: the group elements whose images of a brown mask, black on `p`, are
-    /// the candidates of its canonical image (`to_rep[p]` and its compositions with the
-    /// stabiliser of `rep[p]`): canonicalising is then a minimum over precomputed images.
-    origin_images: Vec<Vec<u8>>,
     /// `twin_origins[b][p]`: for a black un-move from `b` back to its neighbour `p`, the
     /// earlier neighbours `q` (in increasing order) with a group element `g` taking `q` to `p`:
     /// when `g` fixes the brown mask and `q` is free too, the two un-moves reach one position
     /// (and two black moves from `b`, to `q` and to `p`, one orbit).
     twin_origins: Vec<Vec<Vec<(u8, u8)>>>,
-    /// `black_images[b]`: the non-identity group elements (a bit each) in `origin_images` of
-    /// the neighbours of `b`: the images a black move from `b` needs.
+    /// `black_images[b]`: the non-identity group elements (a bit each) taking a neighbour of `b`
+    /// to its representative (`Symmetry::to_rep_all`): the images a black move from `b` needs.
     black_images: Vec<u8>,
     /// `unmove_images[b]`: those of `black_images[b]` and the elements of `twin_origins[b]`:
     /// the images black's un-moves back from `b` need.
@@ -125,25 +121,6 @@ impl Musashi {
             })
             .collect();
         let symmetry = &board.symmetry;
-        let element_of = |cells: &[usize]| {
-            symmetry
-                .elements
-                .iter()
-                .position(|e| (0..n).all(|p| e.cell(p) == cells[p]))
-                .expect("the group is closed under composition") as u8
-        };
-        let origin_images: Vec<Vec<u8>> = (0..n)
-            .map(|p| {
-                let to_rep = &symmetry.elements[symmetry.to_rep[p] as usize];
-                let mut images = vec![symmetry.to_rep[p]];
-                for &s in &symmetry.stabiliser[symmetry.rep[p] as usize] {
-                    let s = &symmetry.elements[s as usize];
-                    let composed: Vec<usize> = (0..n).map(|q| s.cell(to_rep.cell(q))).collect();
-                    images.push(element_of(&composed));
-                }
-                images
-            })
-            .collect();
         let twin_origins: Vec<Vec<Vec<(u8, u8)>>> = (0..n)
             .map(|b| {
                 let around = |p: usize| board.neighbours[b] >> p & 1 == 1;
@@ -168,7 +145,7 @@ impl Musashi {
             .map(|b| {
                 (0..n)
                     .filter(|&p| board.neighbours[b] >> p & 1 == 1)
-                    .flat_map(|p| origin_images[p].iter().copied())
+                    .flat_map(|p| symmetry.to_rep_all[p].iter().copied())
                     .filter(|&g| g != 0)
                     .fold(0u8, |set, g| set | 1 << g)
             })
@@ -200,7 +177,6 @@ impl Musashi {
             unmove_images,
             parts,
             stabiliser_bits,
-            origin_images,
             twin_origins,
             ranker,
             low_blocks,
@@ -592,7 +568,7 @@ impl Musashi {
         }
         // The key's images under the group elements the targets' canonical forms need,
         // computed once for all the moves (a non-capturing move's canonical mask is the
-        // smallest of a few of them, see `origin_images`).
+        // smallest of a few of them, see `Symmetry::to_rep_all`).
         let symmetry = &self.board.symmetry;
         let mut images = [key; 8];
         let mut needed = self.black_images[black];
@@ -698,10 +674,11 @@ impl Musashi {
     }
 
     /// The canonical brown mask of "black on `black`, browns `key`", from `images[g]`, the
-    /// images of `key` under the group elements (at least those of `origin_images[black]`).
+    /// images of `key` under the group elements (at least those of
+    /// `Symmetry::to_rep_all[black]`).
     #[inline(always)]
     fn canonical_from_images(&self, black: usize, images: &[u64]) -> u64 {
-        self.origin_images[black]
+        self.board.symmetry.to_rep_all[black]
             .iter()
             .map(|&g| images[g as usize])
             .min()
