@@ -190,10 +190,6 @@ impl Symmetry {
     /// The smallest image of `browns` under the stabiliser of the representative `rep`.
     #[inline(always)]
     pub fn minimise(&self, rep: usize, browns: u64) -> u64 {
-        let mut best = browns;
-        for &g in &self.stabiliser[rep] {
-            best = best.min(self.elements[g as usize].apply(browns));
-        }
-        best
+        browns.min(self.stabiliser_set[rep].smallest_image(browns))
     }
 }
