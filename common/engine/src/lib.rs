@@ -20,6 +20,7 @@ pub mod checkpoint;
 mod distinct;
 mod frontier;
 pub mod game;
+pub mod gaps;
 pub mod kernel;
 pub mod margin;
 pub mod margin_graph;

@@ -24,6 +24,7 @@
 use crate::atomic::ScratchError;
 use crate::checkpoint::{LogBlocks, LoggedBlock};
 use crate::frontier::{Frontier, GroupKeys, KeyChunk, Narrowing};
+use crate::gaps::{decode_gaps, encode_gaps};
 use crate::workspace::Workspace;
 use rayon::prelude::*;
 use std::fs::File;
@@ -282,19 +283,11 @@ fn code(group: &[(u32, KeyChunk)]) -> (Vec<u8>, usize) {
     }
 }
 
-/// Sorted `keys` as a block: the narrowing byte `tag`, then the varint gaps, compressed.
+/// Sorted `keys` as a block: the narrowing byte `tag`, then the varint gaps
+/// ([`crate::gaps`]), compressed.
 fn compress(tag: u8, keys: impl Iterator<Item = u64>) -> Vec<u8> {
     let mut gaps = Vec::new();
-    let mut last = 0;
-    for key in keys {
-        let mut gap = key - last;
-        last = key;
-        while gap >= 0x80 {
-            gaps.push(gap as u8 | 0x80);
-            gap >>= 7;
-        }
-        gaps.push(gap as u8);
-    }
+    encode_gaps(keys, &mut gaps);
     let mut block = vec![tag];
     block.extend(zstd::bulk::compress(&gaps, LEVEL).expect("zstd compresses any input in memory"));
     block
@@ -326,23 +319,14 @@ impl Unpacker {
             .expect("a value log block decompresses: the process wrote it");
         let narrowing = Narrowing::from_gap_byte(tag);
         self.keys.clear();
-        let mut key = 0u64;
-        let mut gap = 0u64;
-        let mut shift = 0;
-        for &byte in &self.gaps {
-            gap |= u64::from(byte & 0x7F) << shift;
-            if byte & 0x80 != 0 {
-                shift += 7;
-                continue;
-            }
-            key += gap;
-            self.keys.push(match narrowing {
+        let keys = &mut self.keys;
+        decode_gaps(&self.gaps, |key| {
+            keys.push(match narrowing {
                 Some(n) => n.widen(key as u32),
                 None => key,
-            });
-            gap = 0;
-            shift = 0;
-        }
+            })
+        })
+        .expect("a value log block decodes: the process wrote it");
         debug_assert_eq!(self.keys.len(), count);
         &self.keys
     }

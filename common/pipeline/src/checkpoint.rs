@@ -310,15 +310,21 @@ impl StageCheckpoints {
                         return Ok(1);
                     }
                 }
-                // Scheduled exits come out of `sorted_keys` sorted without a sort (their
-                // pieces are sorted over disjoint ranges); the rest are sorted in 4 bytes a key.
+                // Scheduled exits are read from their pieces as they are (sorted over
+                // disjoint ranges); the rest are gathered and sorted in 4 bytes a key.
                 let keys = sorted_keys(pieces);
-                // Out of core the pieces were read through the spilled list's map: its pages
-                // are dropped now (the kernel reads them back when it needs them), or a large
-                // stage's checkpoint would hold every list's pages in memory at once.
-                (snapshot.release_list)(*id);
+                // Out of core the pieces are read through the spilled list's map: its pages
+                // are dropped once read (the kernel reads them back when it needs them), or a
+                // large stage's checkpoint would hold every list's pages in memory at once.
+                let reads_pieces = keys.reads_pieces();
+                if !reads_pieces {
+                    (snapshot.release_list)(*id);
+                }
                 let bytes = encode_key_iter(keys.iter(), keys.len());
                 drop(keys);
+                if reads_pieces {
+                    (snapshot.release_list)(*id);
+                }
                 let sections = [(SORTED_KEYS, &bytes[..])];
                 let table = TableWriter::encode(&format!("{id:?}"), &sections, LEVEL);
                 write_synced(&path, &table).map(|()| 0)

@@ -14,6 +14,7 @@
 
 use crate::storage::Storage;
 use anyhow::{bail, Context, Result};
+use retro_engine::gaps::{decode_gaps, encode_gaps};
 use retro_engine::superstep::{SlotState, STATE_SECTIONS};
 use retro_store::TableWriter;
 
@@ -151,7 +152,8 @@ pub fn read_message(
     Ok([read(0)?, read(1)?])
 }
 
-/// Sorted keys as LEB128 varints of their differences (the first from zero).
+/// Sorted keys as LEB128 varints of their differences (the first from zero), coded by
+/// [`retro_engine::gaps`].
 pub fn encode_keys(keys: &[u64]) -> Vec<u8> {
     encode_key_iter(keys.iter().copied(), keys.len())
 }
@@ -160,45 +162,14 @@ pub fn encode_keys(keys: &[u64]) -> Vec<u8> {
 /// a checkpoint encodes a list's 4-byte keys widening each on the way, without an 8-byte copy.
 pub fn encode_key_iter(keys: impl Iterator<Item = u64>, len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len * 2);
-    let mut last = 0u64;
-    for key in keys {
-        debug_assert!(key >= last, "keys are sorted");
-        let mut d = key - last;
-        last = key;
-        while d >= 0x80 {
-            out.push((d as u8) | 0x80);
-            d >>= 7;
-        }
-        out.push(d as u8);
-    }
+    encode_gaps(keys, &mut out);
     out
 }
 
 /// The keys [`encode_keys`] encoded; fails on a truncated or overlong varint.
 pub fn decode_keys(bytes: &[u8]) -> Result<Vec<u64>> {
     let mut keys = Vec::with_capacity(bytes.len());
-    let mut last = 0u64;
-    let mut d = 0u64;
-    let mut shift = 0;
-    for &b in bytes {
-        if shift > 63 {
-            bail!("a varint is longer than 64 bits");
-        }
-        d |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            last = last
-                .checked_add(d)
-                .context("a key is larger than 64 bits")?;
-            keys.push(last);
-            d = 0;
-            shift = 0;
-        } else {
-            shift += 7;
-        }
-    }
-    if shift != 0 {
-        bail!("the last varint is cut off");
-    }
+    decode_gaps(bytes, |key| keys.push(key))?;
     Ok(keys)
 }
 
