@@ -543,7 +543,7 @@ pub fn sorted_keys<'a>(chunks: &[KeyChunk<'a>]) -> SortedKeys<'a> {
     if in_order(&pieces) {
         return SortedKeys(Sorted::InOrder(pieces));
     }
-    let mut keys = GroupKeys::of_chunks(chunks.iter().collect());
+    let mut keys = GroupKeys::of_chunks(pieces.iter().collect());
     keys.sort_runs(usize::MAX);
     SortedKeys(Sorted::Gathered(keys))
 }

@@ -2,11 +2,11 @@
 //! the first from zero): how the value log codes its blocks and how a checkpoint and a split
 //! stage's messages store lists, before zstd.
 //!
-//! Dense lists have gaps below 128, one byte each, so the encoder writes a key's byte with no
-//! loop and no capacity check per key: it reserves the worst case (10 bytes a key) for a run of
-//! keys at a time and writes into that.
+//! Dense lists have gaps below 128, one byte each, so the encoder keeps the output out of its
+//! per-key work: it writes a run of keys into a stack buffer sized for the worst case (10 bytes
+//! a key) and appends the run to the output at once.
 
-/// Keys encoded per reservation of the output.
+/// Keys encoded into the stack buffer before it is appended to the output.
 const RUN: usize = 1024;
 
 /// The most bytes a gap takes (64 bits in 7-bit groups).
