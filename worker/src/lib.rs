@@ -163,7 +163,22 @@ pub async fn run(options: WorkerOptions, mut stop: watch::Receiver<bool>) -> Res
                 if unknown.load(Ordering::Relaxed) {
                     return Ok(true);
                 }
-                let task = match client.poll_task(pb::PollTaskRequest { worker_id }).await {
+                // The coordinator holds a poll while nothing is ready (a long poll, up to half
+                // a second): a worker told to stop drops the call instead of waiting for its
+                // answer — the last idle worker of an embedded solve kept the finished solve
+                // waiting that long (9% of BOARD25's wall time). A task the coordinator
+                // leased in a dropped reply is never run here: its lease expires and it goes
+                // to another worker, as after a crash.
+                let polled = tokio::select! {
+                    polled = client.poll_task(pb::PollTaskRequest { worker_id }) => polled,
+                    Ok(()) = stop.changed() => {
+                        if *stop.borrow() {
+                            return Ok(false);
+                        }
+                        continue;
+                    }
+                };
+                let task = match polled {
                     Ok(r) => r.into_inner().task,
                     Err(s) if s.code() == Code::NotFound => return Ok(true),
                     Err(s) if transient(&s) => {

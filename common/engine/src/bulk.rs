@@ -4,12 +4,14 @@
 //! targets are won already. A game that knows the block structure of its moves
 //! ([`Game::bulk_claim_plan`]) can instead turn the slot's frontier into a bitmap, compute the
 //! bitmap of its predecessors with run copies, and claim `predecessors & !final` in one pass
-//! over the slot — the same claims, in index order (so the new frontier comes out sorted).
+//! over the slot — the same claims, in index order (so the new frontier comes out sorted: one
+//! segment per slot, or one per piece of the claim pass, each over its own range of indices,
+//! when the slot's work is split between threads).
 
 use crate::atomic::ByteArray;
-use crate::frontier::{Frontier, Sink, SlotLists};
+use crate::frontier::{Frontier, Sink};
 use crate::game::{BulkPlan, Game, Share, Side, SliceId, Stage};
-use crate::kernel::{section_of, touched_union};
+use crate::kernel::section_of;
 use crate::meter::SlotClocks;
 use crate::rules::Section;
 use rayon::prelude::*;
@@ -23,9 +25,15 @@ const PIECES_PER_SHARE: usize = 4;
 /// The claims of ply `ply` for `side` (the claimed side) in each slot of `plans`, each by its
 /// plan: the frontier of `side.other()` in the slot is marked, its predecessors completed, and
 /// every open position among them gets the value `ply + 1`, its final bit, and a place in the
-/// new frontier (`sink`). Slots run in parallel (each slot's claims stay in it, so no two tasks
-/// share a section); when there are fewer slots than threads (out of core a batch holds one)
-/// each slot's work is split between `threads / slots` of them. Returns the slots touched.
+/// new frontier (`sink`). Returns the slots touched.
+///
+/// Each slot's claims stay in it, so slots can run side by side, a thread each — but late in a
+/// stage one slot can hold most of a claim ply's frontier, and a thread marked and copied it
+/// for seconds while the other idled (profiled on BOARD33 `browns=12`: single-thread stretches
+/// of 0.5-3.6 s). A slot whose frontier is more than its share of the ply's (half a thread's
+/// part) is therefore split between all the threads, one such slot at a time; the rest run
+/// side by side, costliest first. (Splitting every slot balanced the threads but cost more
+/// than it saved: two more bitmaps zeroed and OR-ed per slot and extra thread, measured.)
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn claim_in_bulk<G: Game>(
     game: &G,
@@ -40,30 +48,42 @@ pub(crate) fn claim_in_bulk<G: Game>(
     clocks: &SlotClocks,
 ) -> Vec<bool> {
     let n = lens.len();
-    let shares = (rayon::current_num_threads() / plans.len()).max(1);
-    plans
+    let threads = rayon::current_num_threads().max(1);
+    // A slot's cost, as the number of frontier keys it marks.
+    let keys = |s: usize| frontier.len_where(|sec| sec == section_of(s as u32, side.other()));
+    let mut costed: Vec<(u64, usize, BulkPlan)> =
+        plans.iter().map(|&(s, plan)| (keys(s), s, plan)).collect();
+    costed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let total: u64 = costed.iter().map(|c| c.0).sum();
+    let split = |keys: u64| threads > 1 && keys * 2 * threads as u64 > total;
+    let claim_slot = |s: usize, plan: BulkPlan, shares: usize| {
+        let slot = BulkSlot {
+            game,
+            slot: s,
+            slice: stage.slices[s],
+            lost: side.other(),
+            plan,
+            words: lens[s].div_ceil(64) as usize,
+            shares,
+            clocks,
+        };
+        let pre = slot.predecessors(frontier);
+        let list = section_of(s as u32, side);
+        slot.claim(pre, &sections[list], (ply + 1) as u8, sink, list);
+    };
+    let (large, small): (Vec<_>, Vec<_>) = costed.into_iter().partition(|c| split(c.0));
+    for &(_, s, plan) in &large {
+        claim_slot(s, plan, threads);
+    }
+    small
         .par_iter()
-        .map(|&(s, plan)| {
-            let slot = BulkSlot {
-                game,
-                slot: s,
-                slice: stage.slices[s],
-                lost: side.other(),
-                plan,
-                words: lens[s].div_ceil(64) as usize,
-                shares,
-                clocks,
-            };
-            let pre = slot.predecessors(frontier);
-            let found = slot.claim(pre, &sections[section_of(s as u32, side)], (ply + 1) as u8);
-            let mut out = SlotLists::new(2 * n, n);
-            out.touch(s as u32);
-            out.keys[section_of(s as u32, side)] = found;
-            let touched = std::mem::take(&mut out.touched);
-            sink.absorb(out);
-            touched
-        })
-        .reduce(|| vec![false; n], touched_union)
+        .with_max_len(1) // one slot per rayon job (see `kernel::pull_ply`)
+        .for_each(|&(_, s, plan)| claim_slot(s, plan, 1));
+    let mut touched = vec![false; n];
+    for &(s, _) in plans {
+        touched[s] = true;
+    }
+    touched
 }
 
 /// One slot's bit-parallel claim ply, split into `shares` parallel parts.
@@ -164,30 +184,27 @@ impl<G: Game> BulkSlot<'_, G> {
     }
 
     /// Claims the open positions of `pre` in `target` (the claimed side's section): their
-    /// final bits and `value`; returns their keys in index order. Pieces of the slot run in
-    /// parallel when the slot's work is shared.
-    fn claim(&self, mut pre: Bitmap, target: &Section, value: u8) -> Vec<u64> {
+    /// final bits and `value`; their keys go to list `list` of `sink`, in index order within
+    /// each piece. Pieces of the slot run in parallel when the slot's work is shared, and each
+    /// hands its own keys over: the pieces' keys are never gathered by one thread (a copy of
+    /// the slot's claims, and out of core their encoding for the scratch file, while the
+    /// other threads idled).
+    fn claim(&self, mut pre: Bitmap, target: &Section, value: u8, sink: &Sink, list: usize) {
         let piece = if self.shares == 1 {
             self.words.max(1)
         } else {
             self.piece_words()
         };
-        let found: Vec<Vec<u64>> = pre
-            .words_mut()
+        pre.words_mut()
             .par_chunks_mut(piece)
             .with_max_len(1) // one piece per rayon job: claims cluster (see `kernel::pull_ply`)
             .enumerate()
-            .map(|(p, pre)| {
+            .for_each(|(p, pre)| {
                 self.clocks.time(self.slot, || {
-                    self.claim_piece(p * piece, pre, target, value)
+                    let found = self.claim_piece(p * piece, pre, target, value);
+                    sink.push(list, found);
                 })
-            })
-            .collect();
-        // One piece (the slot not shared) is the list itself: not copied again.
-        match <[Vec<u64>; 1]>::try_from(found) {
-            Ok([keys]) => keys,
-            Err(pieces) => pieces.concat(),
-        }
+            });
     }
 
     /// [`BulkSlot::claim`] for the words of `pre`, the slot's from word `first` on.

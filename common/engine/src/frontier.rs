@@ -375,7 +375,8 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
             Segment::Spilled { .. } => unreachable!("only lists in memory are merged"),
         }
     }
-    // A slot's claims found bit-parallel come as one segment in index order: sorted already.
+    // A slot's claims found bit-parallel by one thread come as one segment in index order:
+    // sorted already (split between threads, as one segment per piece of the slot: see below).
     if let [segment] = &segments[..] {
         if keys_of(segment).is_sorted() {
             return;
