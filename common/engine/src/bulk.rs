@@ -33,7 +33,8 @@ const PIECES_PER_SHARE: usize = 4;
 /// of 0.5-3.6 s). A slot whose frontier is more than its share of the ply's (half a thread's
 /// part) is therefore split between all the threads, one such slot at a time; the rest run
 /// side by side, costliest first. (Splitting every slot balanced the threads but cost more
-/// than it saved: two more bitmaps zeroed and OR-ed per slot and extra thread, measured.)
+/// than it saved: two more bitmaps zeroed and OR-ed per slot and extra thread, measured.) Slots
+/// whose bitmaps stay in the caches keep the plain way: side by side in plan order.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn claim_in_bulk<G: Game>(
     game: &G,
@@ -71,14 +72,27 @@ pub(crate) fn claim_in_bulk<G: Game>(
         let list = section_of(s as u32, side);
         slot.claim(pre, &sections[list], (ply + 1) as u8, sink, list);
     };
-    let (large, small): (Vec<_>, Vec<_>) = costed.into_iter().partition(|c| split(c.0));
-    for &(_, s, plan) in &large {
-        claim_slot(s, plan, threads);
+    let cached = plans
+        .iter()
+        .any(|&(s, _)| (lens[s].div_ceil(64) as usize) < LARGE_BITMAP_WORDS);
+    if cached {
+        // Bitmaps that stay in the caches (BOARD25's): a slot costs little, and the ordering
+        // and splitting below made BOARD25 1.03x slower (five interleaved rounds). Slots side
+        // by side, each split between `threads / slots` threads when there are fewer slots.
+        let shares = (threads / plans.len()).max(1);
+        plans
+            .par_iter()
+            .for_each(|&(s, plan)| claim_slot(s, plan, shares));
+    } else {
+        let (large, small): (Vec<_>, Vec<_>) = costed.into_iter().partition(|c| split(c.0));
+        for &(_, s, plan) in &large {
+            claim_slot(s, plan, threads);
+        }
+        small
+            .par_iter()
+            .with_max_len(1) // one slot per rayon job (see `kernel::pull_ply`)
+            .for_each(|&(_, s, plan)| claim_slot(s, plan, 1));
     }
-    small
-        .par_iter()
-        .with_max_len(1) // one slot per rayon job (see `kernel::pull_ply`)
-        .for_each(|&(_, s, plan)| claim_slot(s, plan, 1));
     let mut touched = vec![false; n];
     for &(s, _) in plans {
         touched[s] = true;
