@@ -50,13 +50,6 @@ pub(crate) fn claim_in_bulk<G: Game>(
 ) -> Vec<bool> {
     let n = lens.len();
     let threads = rayon::current_num_threads().max(1);
-    // A slot's cost, as the number of frontier keys it marks.
-    let keys = |s: usize| frontier.len_where(|sec| sec == section_of(s as u32, side.other()));
-    let mut costed: Vec<(u64, usize, BulkPlan)> =
-        plans.iter().map(|&(s, plan)| (keys(s), s, plan)).collect();
-    costed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let total: u64 = costed.iter().map(|c| c.0).sum();
-    let split = |keys: u64| threads > 1 && keys * 2 * threads as u64 > total;
     let claim_slot = |s: usize, plan: BulkPlan, shares: usize| {
         let slot = BulkSlot {
             game,
@@ -84,6 +77,13 @@ pub(crate) fn claim_in_bulk<G: Game>(
             .par_iter()
             .for_each(|&(s, plan)| claim_slot(s, plan, shares));
     } else {
+        // A slot's cost, as the number of frontier keys it marks.
+        let keys = |s: usize| frontier.len_where(|sec| sec == section_of(s as u32, side.other()));
+        let mut costed: Vec<(u64, usize, BulkPlan)> =
+            plans.iter().map(|&(s, plan)| (keys(s), s, plan)).collect();
+        costed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let total: u64 = costed.iter().map(|c| c.0).sum();
+        let split = |keys: u64| threads > 1 && keys * 2 * threads as u64 > total;
         let (large, small): (Vec<_>, Vec<_>) = costed.into_iter().partition(|c| split(c.0));
         for &(_, s, plan) in &large {
             claim_slot(s, plan, threads);
