@@ -3,13 +3,16 @@
 # of a full job directory SRC (hard-linked into OUT by the stage_job example), samples memory
 # and disk every 10 s (sample-process.sh), stops once the stage is logged as finished, prints
 # its log line, peak RSS and the samples' peaks, and compares its tables with SRC's.
-# Usage: run-stage.sh BIN SRC STAGE OUT
+# Usage: [BUDGET=20GiB] [THREADS=2] run-stage.sh BIN SRC STAGE OUT (BUDGET: the memory budget; a
+# small one puts a stage out of core: BUDGET=3300MiB for browns=10, the least the job's largest
+# stage accepts. THREADS=1 for two builds run side by side, one core each: their ratio is
+# steadier than that of runs one after the other while the machine's speed drifts)
 set -u
 bin=$1 src=$2 stage=$3 out=$4
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out"
 cargo run -q --release -p retro-store --example stage_job -- "$src" "$out" "$stage" || exit 1
-/usr/bin/time -v "$bin" solve --game musashi33 --in-process --threads 2 --memory-budget 20GiB \
+/usr/bin/time -v "$bin" solve --game musashi33 --in-process --threads "${THREADS:-2}" --memory-budget "${BUDGET:-20GiB}" \
   --checkpoint-minutes 10 --out "$out" >"$out.out" 2>"$out.time" &
 timer=$!
 sleep 1

@@ -11,8 +11,9 @@
 //! kept, and the file is mapped read-only when the list is read. Segments of one slot may come
 //! from many tasks; their order does not matter to the kernel's results.
 //!
-//! It matters to its speed: when a list in memory is sealed, each slot's segments become one,
-//! sorted by key. Expanding a sorted list visits the targets of one kind of un-move in nearly
+//! It matters to its speed: when a list in memory is sealed, each slot's keys are put in order
+//! (segments that follow one another in order are kept as they are; others become one sorted
+//! segment). Expanding a sorted list visits the targets of one kind of un-move in nearly
 //! increasing index order (a key's colex rank grows with its mask), so the target arrays are
 //! walked in a few streams the caches follow instead of at random: on BOARD33, whose slices
 //! are far larger than the caches, this took 12–27% off a stage (8% off BOARD25; figures in
@@ -148,19 +149,11 @@ impl<'a> KeyChunk<'a> {
     {
         match *self {
             KeyChunk::Wide(keys) => keys,
-            KeyChunk::Narrow(..) => {
+            KeyChunk::Narrow(keys, n) => {
                 buffer.clear();
-                buffer.extend(self.iter());
+                buffer.extend(keys.iter().map(|&k| n.widen(k)));
                 buffer
             }
-        }
-    }
-
-    /// The keys of a list kept in memory (never narrowed).
-    pub(crate) fn in_memory(&self) -> &'a [u64] {
-        match *self {
-            KeyChunk::Wide(keys) => keys,
-            KeyChunk::Narrow(..) => unreachable!("only spilled keys are narrowed"),
         }
     }
 }
@@ -215,8 +208,9 @@ impl Frontier {
         }
         let segment = match (ready, &self.scratch) {
             (Ready::Memory(keys), None) => Ok(Segment::Memory(keys)),
-            (Ready::Encoded { bytes, len, narrow }, Some(dir)) => {
-                append_spill(&mut self.spill, dir, &bytes).map(|offset| Segment::Spilled {
+            (Ready::Encoded { words, len, narrow }, Some(dir)) => {
+                let bytes = bytemuck::cast_slice(&words);
+                append_spill(&mut self.spill, dir, bytes).map(|offset| Segment::Spilled {
                     offset,
                     len,
                     narrow,
@@ -357,7 +351,8 @@ impl Frontier {
     }
 }
 
-/// Makes the in-memory segments of one slot a single segment sorted by key.
+/// Puts the in-memory keys of one slot in order: its segments as they are when they follow
+/// one another in order, else one segment, sorted.
 fn merge_sorted(segments: &mut Vec<Segment>) {
     let total: usize = segments
         .iter()
@@ -375,28 +370,29 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
             Segment::Spilled { .. } => unreachable!("only lists in memory are merged"),
         }
     }
-    // A slot's claims found bit-parallel by one thread come as one segment in index order:
-    // sorted already (split between threads, as one segment per piece of the slot: see below).
-    if let [segment] = &segments[..] {
-        if keys_of(segment).is_sorted() {
-            return;
-        }
-    }
     // Taken in the order of their first keys, segments each sorted over disjoint ranges of
-    // keys (a sweep's scheduled exits, one segment per swept range) are sorted together: the
-    // check after the copy then spares the sort. (Other segments are sorted after the copy
-    // whatever their order.)
+    // keys (a sweep's scheduled exits, one segment per swept range; a slot's claims found
+    // bit-parallel, one segment per thread's piece of the slot) are the slot's keys in order
+    // already: read chunk by chunk as they are, they need no copy into one vector. (Other
+    // segments are copied together and sorted.)
     segments.sort_by_key(|s| keys_of(s).first().copied());
+    let mut last = 0;
+    let in_order = segments.iter().all(|segment| {
+        let keys = keys_of(segment);
+        let follows = keys.first().is_none_or(|&first| first >= last) && keys.is_sorted();
+        last = keys.last().copied().unwrap_or(last);
+        follows
+    });
+    if in_order {
+        return;
+    }
     let mut all = Vec::with_capacity(total);
     for segment in segments.drain(..) {
         if let Segment::Memory(keys) = segment {
             all.extend_from_slice(&keys);
         }
     }
-    // Sorted segments absorbed in order need no sort either (a check costs a read).
-    if !all.is_sorted() {
-        sort_for_locality(&mut all);
-    }
+    sort_for_locality(&mut all);
     segments.push(Segment::Memory(all));
 }
 
@@ -469,7 +465,18 @@ impl GroupKeys {
         }
     }
 
+    /// The keys in pieces of `size` keys (the last one shorter), as chunks of a list.
+    pub(crate) fn chunks(&self, size: usize) -> impl Iterator<Item = KeyChunk<'_>> {
+        match self {
+            GroupKeys::Narrow(keys, n) => {
+                Either::Left(keys.chunks(size).map(|c| KeyChunk::Narrow(c, *n)))
+            }
+            GroupKeys::Wide(keys) => Either::Right(keys.chunks(size).map(KeyChunk::Wide)),
+        }
+    }
+
     /// The keys, widened back where narrowed.
+    #[cfg(test)]
     pub(crate) fn into_wide(self) -> Vec<u64> {
         match self {
             GroupKeys::Wide(keys) => keys,
@@ -579,37 +586,36 @@ fn sort_for_locality(keys: &mut [u64]) {
 enum Ready {
     Memory(Vec<u64>),
     Encoded {
-        bytes: Vec<u8>,
+        /// The file's bytes, as native-endian words (segments start at multiples of 8 bytes).
+        words: Vec<u64>,
         len: usize,
         narrow: Option<Narrowing>,
     },
 }
 
 impl Ready {
-    /// `keys` ready for a list that `spills` or not.
-    fn of(keys: Vec<u64>, spills: bool) -> Ready {
+    /// `keys` ready for a list that `spills` or not. The keys are encoded in their own buffer:
+    /// a narrowed key takes 4 of the 8 bytes it is read from, so word `i` is written only
+    /// after keys `2i` and `2i + 1` are read. (A new buffer per task's list was fresh memory:
+    /// 1.2% of an out-of-core stage's time went to faulting it in.)
+    fn of(mut keys: Vec<u64>, spills: bool) -> Ready {
         if !spills {
             return Ready::Memory(keys);
         }
+        let len = keys.len();
         let narrow = Narrowing::of(keys.iter().fold(0, |union, &key| union | key));
-        let mut bytes = Vec::with_capacity(keys.len() * 8);
-        match narrow {
-            Some(n) => {
-                for &key in &keys {
-                    bytes.extend_from_slice(&n.narrow(key).to_ne_bytes());
-                }
-                // Segments start at multiples of 8 bytes.
-                bytes.resize(bytes.len().next_multiple_of(8), 0);
+        if let Some(n) = narrow {
+            for i in 0..len.div_ceil(2) {
+                let low = n.narrow(keys[2 * i]);
+                // An odd count ends with 4 zero bytes.
+                let high = keys.get(2 * i + 1).map_or(0, |&key| n.narrow(key));
+                keys[i] = bytemuck::cast([low, high]);
             }
-            None => {
-                for key in &keys {
-                    bytes.extend_from_slice(&key.to_ne_bytes());
-                }
-            }
+            keys.truncate(len.div_ceil(2));
         }
         Ready::Encoded {
-            bytes,
-            len: keys.len(),
+            words: keys,
+            len,
             narrow,
         }
     }
@@ -691,21 +697,10 @@ impl Sink {
     }
 }
 
-/// A key type a spill file holds (`u64` or `u32`): any bit pattern is a value.
-trait SpilledKey: Copy {}
-impl SpilledKey for u64 {}
-impl SpilledKey for u32 {}
-
-/// Bytes written by [`append_spill`] seen as keys again.
-fn as_keys<K: SpilledKey>(bytes: &[u8]) -> &[K] {
-    let size = std::mem::size_of::<K>();
-    assert!(
-        (bytes.as_ptr() as usize).is_multiple_of(size) && bytes.len().is_multiple_of(size),
-        "spilled keys are aligned (page-aligned map, offsets multiples of 8)"
-    );
-    // SAFETY: alignment and length checked above; every bit pattern is a valid `u64` or `u32`
-    // (the only `SpilledKey`s); the keys were written with `to_ne_bytes` by this process.
-    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<K>(), bytes.len() / size) }
+/// Bytes written by [`append_spill`] seen as keys again (`u64` or `u32`). Panics if they are
+/// not aligned to the key size: the map is page-aligned and segments start at multiples of 8.
+fn as_keys<K: bytemuck::Pod>(bytes: &[u8]) -> &[K] {
+    bytemuck::cast_slice(bytes)
 }
 
 /// One parallel task's output: keys per list (a stage's lists are its sections: two per

@@ -410,17 +410,23 @@ fn expand(
     // Expands pieces (section, keys) in parallel; returns the slots they touched. One piece
     // per rayon job (see `pull_ply`): late in a stage most keys reach final targets and cost
     // little, the rest cluster.
-    let run = |pieces: Vec<(usize, &[u64])>| {
+    // A narrowed piece is widened by its task into the task's own small buffer (a piece holds
+    // `CHUNK` keys), not the whole group at once by one thread.
+    let run = |pieces: Vec<(usize, KeyChunk)>| {
         pieces
             .par_iter()
             .with_max_len(1)
-            .map(|&(sec, keys)| clocks.time(sec / 2, || work(sec, keys)))
+            .map(|(sec, chunk)| {
+                let mut widened = Vec::new();
+                let keys = chunk.keys(&mut widened);
+                clocks.time(sec / 2, || work(*sec, keys))
+            })
             .reduce(|| vec![false; n], touched_union)
     };
     if !list.is_spilled() {
         // Sealed lists in memory are sorted already (at least the sections expanded here).
         for group in list.chunks(&sections).chunks(GROUP_CHUNKS) {
-            let pieces = group.iter().map(|&(sec, c)| (sec as usize, c.in_memory()));
+            let pieces = group.iter().map(|&(sec, c)| (sec as usize, c));
             touched = touched_union(touched, run(pieces.collect()));
         }
         return touched;
@@ -431,17 +437,18 @@ fn expand(
     // is expanded. The groups of all sections form one sequence, so that a section's first
     // group is prepared during the last one of the section before (most sections hold one
     // group: pipelined per section, each was prepared while the other threads idled). That
-    // costs three groups' keys (96 MB) in memory at most.
+    // costs two groups' keys in memory at most (and the sort's buffer), 4 bytes a key where
+    // they were spilled narrowed: each piece is widened only by the task that expands it.
     //
     // The sort is cut into one run per thread, sorted in parallel: a thread whose expansion
     // ends first helps with it instead of idling in the join (measured on BOARD33 `browns=9`
     // out of core: a thread waited 8% of the time while the other sorted). Each thread's
     // share of the chunks is then about one sorted run, as local as one sort of the whole.
     let parts = rayon::current_num_threads().max(1);
-    let prepare = |&(sec, group): &(usize, &[(u32, KeyChunk)])| -> (usize, Vec<u64>) {
+    let prepare = |&(sec, group): &(usize, &[(u32, KeyChunk)])| -> (usize, GroupKeys) {
         let mut keys = GroupKeys::of(group);
         keys.sort_runs(keys.len().div_ceil(parts).max(CHUNK));
-        (sec, keys.into_wide())
+        (sec, keys)
     };
     let chunks: Vec<(usize, Vec<(u32, KeyChunk)>)> = sections
         .iter()

@@ -699,20 +699,28 @@ impl Musashi {
     ) {
         let (k, black) = self.slice_parts(slice);
         let symmetry = &self.board.symmetry;
-        let group = symmetry.len();
+        // The buffers below are kept per thread between calls (a call takes one chunk of a
+        // list): allocating them anew cost a malloc, fresh pages and, for the rows, a memcpy
+        // call per key.
+        thread_local! {
+            static BUFFERS: std::cell::Cell<(Vec<u64>, Vec<[u64; 8]>)> =
+                const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+        }
+        let (mut kept, mut images) = BUFFERS.take();
         // Black arrived without capturing only if no pair sandwiches it now.
-        let kept: Vec<u64> = keys
-            .iter()
-            .copied()
-            .filter(|&key| captures(&self.board, black, key) == 0)
-            .collect();
+        kept.clear();
+        kept.extend(
+            keys.iter()
+                .copied()
+                .filter(|&key| captures(&self.board, black, key) == 0),
+        );
         // Each kept key's images under the group elements the directions need (the others
         // are never read: on BOARD25 black's corner needs one of seven), computed once for all
-        // directions. Every entry is written once (the key itself where no image is needed):
-        // a zeroed buffer was a memset of the whole list.
+        // directions, one row of (at most) eight per key. Every entry a direction reads is
+        // written (the key itself where no image is needed).
         let needed = self.unmove_images[black];
-        let mut images = Vec::with_capacity(kept.len() * group);
-        for &key in &kept {
+        images.clear();
+        images.extend(kept.iter().map(|&key| {
             let mut row = [key; 8];
             let mut rest = needed;
             while rest != 0 {
@@ -720,8 +728,8 @@ impl Musashi {
                 rest &= rest - 1;
                 row[g] = symmetry.elements[g].apply(key);
             }
-            images.extend_from_slice(&row[..group]);
-        }
+            row
+        }));
         let twins = &self.twin_origins[black];
         let mut origins = self.board.neighbours[black];
         while origins != 0 {
@@ -731,7 +739,7 @@ impl Musashi {
             let rep = symmetry.rep[from] as usize;
             let to = self.slice_of(k, rep);
             let twins = &twins[from];
-            for (&key, row) in kept.iter().zip(images.chunks_exact(group)) {
+            for (&key, row) in kept.iter().zip(&images) {
                 if key & from_bit != 0 {
                     continue;
                 }
@@ -745,6 +753,7 @@ impl Musashi {
                 visit(to, image, self.ranker.rank(squeeze(image, rep as u32)));
             }
         }
+        BUFFERS.set((kept, images));
     }
 
     /// The black-to-move positions with a non-capturing black move to the brown-to-move
