@@ -12,8 +12,9 @@ bin=$1 src=$2 stage=$3 out=$4
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out"
 cargo run -q --release -p retro-store --example stage_job -- "$src" "$out" "$stage" || exit 1
-/usr/bin/time -v "$bin" solve --game musashi33 --in-process --threads "${THREADS:-2}" --memory-budget "${BUDGET:-20GiB}" \
-  --checkpoint-minutes 10 --out "$out" >"$out.out" 2>"$out.time" &
+/usr/bin/time -v "$bin" solve --game musashi33 --in-process --threads "${THREADS:-2}" \
+  --memory-budget "${BUDGET:-20GiB}" --checkpoint-minutes 10 --out "$out" \
+  >"$out.out" 2>"$out.time" &
 timer=$!
 sleep 1
 solver=$(pgrep -P $timer)
