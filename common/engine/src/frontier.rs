@@ -129,17 +129,10 @@ impl<'a> KeyChunk<'a> {
 
     /// The keys, in order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
-        let (wide, narrow): (&'a [u64], &'a [u32]) = match *self {
-            KeyChunk::Wide(keys) => (keys, &[]),
-            KeyChunk::Narrow(keys, _) => (&[], keys),
-        };
-        let narrowing = match *self {
-            KeyChunk::Narrow(_, n) => n,
-            KeyChunk::Wide(_) => Narrowing { gap: 63 },
-        };
-        wide.iter()
-            .copied()
-            .chain(narrow.iter().map(move |&k| narrowing.widen(k)))
+        match *self {
+            KeyChunk::Wide(keys) => Either::Left(keys.iter().copied()),
+            KeyChunk::Narrow(keys, n) => Either::Right(keys.iter().map(move |&k| n.widen(k))),
+        }
     }
 
     /// The keys as a slice: the piece itself, or decoded into `buffer`.
@@ -530,14 +523,61 @@ impl SortedKeys<'_> {
     /// The keys in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         match &self.0 {
-            Sorted::InOrder(pieces) => Either::Left(pieces.iter().flat_map(|piece| match *piece {
-                KeyChunk::Wide(keys) => Either::Left(keys.iter().copied()),
-                KeyChunk::Narrow(keys, n) => Either::Right(keys.iter().map(move |&k| n.widen(k))),
-            })),
+            Sorted::InOrder(pieces) => Either::Left(pieces.iter().flat_map(KeyChunk::iter)),
             Sorted::Gathered(keys) => Either::Right(keys.iter()),
         }
     }
+
+    /// The varint gaps of the keys ([`crate::gaps::encode_gaps`]), encoded in parallel runs of
+    /// at least [`ENCODE_RUN`] keys, each after the last key of the run before: the bytes of
+    /// one pass over the keys. (One pass was a checkpoint's tail: the last large lists encoded
+    /// by one thread while the other idled.)
+    pub fn encode_gaps(&self) -> Vec<u8> {
+        let gathered;
+        let pieces: &[KeyChunk] = match &self.0 {
+            Sorted::InOrder(pieces) => pieces,
+            Sorted::Gathered(keys) => {
+                gathered = keys.chunks(CHUNK).collect::<Vec<_>>();
+                &gathered
+            }
+        };
+        // Runs of whole pieces, about a quarter of a thread's share each (so that a thread
+        // that ends early takes the next), none below ENCODE_RUN keys.
+        let len = self.len();
+        let target = (len / (4 * rayon::current_num_threads().max(1))).max(ENCODE_RUN);
+        let mut runs = Vec::new();
+        let (mut start, mut keys) = (0, 0);
+        for (i, piece) in pieces.iter().enumerate() {
+            keys += piece.len();
+            if keys >= target || i + 1 == pieces.len() {
+                runs.push(start..i + 1);
+                (start, keys) = (i + 1, 0);
+            }
+        }
+        let encoded: Vec<Vec<u8>> = runs
+            .into_par_iter()
+            .map(|run| {
+                let last = pieces[..run.start].iter().rev().find_map(KeyChunk::last);
+                let keys: usize = pieces[run.clone()].iter().map(KeyChunk::len).sum();
+                let mut out = Vec::with_capacity(keys * 2);
+                let run_keys = pieces[run].iter().flat_map(KeyChunk::iter);
+                crate::gaps::encode_gaps_after(last.unwrap_or(0), run_keys, &mut out);
+                out
+            })
+            .collect();
+        if encoded.len() == 1 {
+            return encoded.into_iter().next().expect("one run");
+        }
+        let mut out = Vec::with_capacity(encoded.iter().map(Vec::len).sum());
+        for run in encoded {
+            out.extend_from_slice(&run);
+        }
+        out
+    }
 }
+
+/// The fewest keys [`SortedKeys::encode_gaps`] encodes in one parallel run.
+pub const ENCODE_RUN: usize = 1 << 20;
 
 /// All the keys of `chunks` (a list's pieces, as a checkpoint holds them), sorted. Pieces that
 /// are each sorted and, taken in the order of their first keys, follow one another — a sweep's
@@ -547,7 +587,8 @@ impl SortedKeys<'_> {
 /// is before it is expanded ([`GroupKeys`]) and sorted, in 4-byte keys where they can be.
 pub fn sorted_keys<'a>(chunks: &[KeyChunk<'a>]) -> SortedKeys<'a> {
     let mut pieces: Vec<KeyChunk<'a>> = chunks.iter().copied().filter(|c| !c.is_empty()).collect();
-    pieces.sort_by_key(|c| c.first());
+    // A large list has hundreds of thousands of pieces: sorted and checked in parallel.
+    pieces.par_sort_by_key(|c| c.first());
     if in_order(&pieces) {
         return SortedKeys(Sorted::InOrder(pieces));
     }
@@ -559,18 +600,19 @@ pub fn sorted_keys<'a>(chunks: &[KeyChunk<'a>]) -> SortedKeys<'a> {
 /// Whether non-empty `pieces` are each sorted and none starts below the last key of the one
 /// before.
 fn in_order(pieces: &[KeyChunk]) -> bool {
+    let each_sorted = pieces.par_iter().all(|piece| match piece {
+        KeyChunk::Wide(keys) => keys.is_sorted(),
+        // Narrowing keeps the keys' order.
+        KeyChunk::Narrow(keys, _) => keys.is_sorted(),
+    });
     let mut last = 0u64;
-    pieces.iter().all(|piece| {
-        let sorted = match piece {
-            KeyChunk::Wide(keys) => keys.is_sorted(),
-            // Narrowing keeps the keys' order.
-            KeyChunk::Narrow(keys, _) => keys.is_sorted(),
-        };
-        let first = piece.first().expect("pieces are not empty");
-        let follows = sorted && first >= last;
-        last = piece.last().expect("pieces are not empty");
-        follows
-    })
+    each_sorted
+        && pieces.iter().all(|piece| {
+            let first = piece.first().expect("pieces are not empty");
+            let follows = first >= last;
+            last = piece.last().expect("pieces are not empty");
+            follows
+        })
 }
 
 /// Sorts `keys` for the locality of the ply that expands them (see the module documentation):
@@ -837,6 +879,47 @@ mod tests {
             .chain([1 << 40, 1])
             .collect();
         assert_eq!(keys, want);
+    }
+
+    #[test]
+    fn sorted_keys_encode_in_parallel_runs_to_the_bytes_of_one_pass() {
+        // Pieces in order (read as they are) and overlapping pieces (gathered, 4 bytes a key),
+        // both long enough for several runs; gaps of every varint length up to three bytes.
+        let keys: Vec<u64> = (0..3 * ENCODE_RUN as u64 + 777)
+            .map(|k| match k % 100_000 {
+                0 => 1 << 20,
+                _ => (k % 1000) * (k % 1000) * 17 % 1000,
+            })
+            .scan(0u64, |sum, gap| {
+                *sum += gap;
+                Some(*sum)
+            })
+            .collect();
+        assert!(keys.last().unwrap() >> 32 == 0, "keys narrow");
+        let narrowing = Narrowing::of(u64::from(u32::MAX)).unwrap();
+        let narrow: Vec<u32> = keys.iter().map(|&k| narrowing.narrow(k)).collect();
+        let mut one_pass = Vec::new();
+        crate::gaps::encode_gaps(keys.iter().copied(), &mut one_pass);
+        let in_order: Vec<KeyChunk> = keys.chunks(CHUNK).rev().map(KeyChunk::Wide).collect();
+        let (a, b) = narrow.split_at(narrow.len() / 2);
+        let overlapping: Vec<KeyChunk> = [b, a, &narrow[5..9]]
+            .into_iter()
+            .map(|k| KeyChunk::Narrow(k, narrowing))
+            .collect();
+        for (pieces, gathered) in [(in_order, false), (overlapping, true)] {
+            let sorted = sorted_keys(&pieces);
+            assert_eq!(sorted.reads_pieces(), !gathered);
+            let mut want = one_pass.clone();
+            if gathered {
+                // The four repeated keys: gaps of zero after each.
+                want = Vec::new();
+                let mut all = keys.clone();
+                all.extend(&keys[5..9]);
+                all.sort_unstable();
+                crate::gaps::encode_gaps(all.into_iter(), &mut want);
+            }
+            assert_eq!(sorted.encode_gaps(), want, "gathered: {gathered}");
+        }
     }
 
     /// Segments each sorted, over disjoint ranges, pushed in a shuffled order (as a sweep's

@@ -14,10 +14,16 @@ const MAX_VARINT: usize = 10;
 
 /// Appends the varint gaps of `keys` (ascending; equal keys give gaps of zero) to `out`.
 pub fn encode_gaps(keys: impl Iterator<Item = u64>, out: &mut Vec<u8>) {
+    encode_gaps_after(0, keys, out);
+}
+
+/// [`encode_gaps`] of keys that follow `last` (the first gap is taken from it): the encoding
+/// of a list cut into runs is the runs' encodings, each after the last key of the one before,
+/// one after the other — so the runs can be encoded in parallel.
+pub fn encode_gaps_after(mut last: u64, keys: impl Iterator<Item = u64>, out: &mut Vec<u8>) {
     let mut buffer = [0u8; RUN * MAX_VARINT];
     let mut used = 0;
     let mut in_run = 0;
-    let mut last = 0u64;
     // Internal iteration: chained pieces of a list are folded piece by piece.
     keys.for_each(|key| {
         debug_assert!(key >= last, "keys are sorted");

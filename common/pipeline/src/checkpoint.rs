@@ -24,7 +24,7 @@
 //! checkpoint is reported by file name and the stage starts afresh.
 
 use crate::log_file::{read_log_file, write_log_file};
-use crate::steps::{decode_keys, encode_key_iter};
+use crate::steps::decode_keys;
 use rayon::prelude::*;
 use retro_engine::checkpoint::{
     sorted_keys, CarriedTimes, Checkpoints, KeyChunk, ListId, PlySnapshot, RestoreInto,
@@ -297,12 +297,15 @@ impl StageCheckpoints {
             .iter()
             .map(|(_, pieces)| pieces.iter().map(KeyChunk::len).sum())
             .collect();
-        let linked: usize = snapshot
-            .lists
-            .par_iter()
-            .zip(&lens)
-            .enumerate()
-            .map(|(i, ((id, pieces), &len))| {
+        // The largest lists first, one per task: a large list begun last would end the
+        // checkpoint on one thread.
+        let mut order: Vec<usize> = (0..lens.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(lens[i]));
+        let linked: usize = order
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|i| {
+                let ((id, pieces), len) = (&snapshot.lists[i], lens[i]);
                 let path = into.join(format!("list-{i}.table"));
                 let same = fixed.get(id).filter(|(_, keys)| *keys == len as u64);
                 if let Some((earlier, _)) = same {
@@ -320,7 +323,7 @@ impl StageCheckpoints {
                 if !reads_pieces {
                     (snapshot.release_list)(*id);
                 }
-                let bytes = encode_key_iter(keys.iter(), keys.len());
+                let bytes = keys.encode_gaps();
                 drop(keys);
                 if reads_pieces {
                     (snapshot.release_list)(*id);
