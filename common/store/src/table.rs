@@ -362,10 +362,14 @@ impl SliceTable {
                 ),
             ));
         }
-        for (block, chunk) in out.chunks_mut(self.index.block).enumerate() {
-            chunk.copy_from_slice(&self.block(section, block)?);
-        }
-        Ok(())
+        // Blocks in parallel: a driver loading a stage's inputs decompresses gigabytes.
+        out.par_chunks_mut(self.index.block)
+            .enumerate()
+            .with_min_len(16)
+            .try_for_each(|(block, chunk)| {
+                chunk.copy_from_slice(&self.block(section, block)?);
+                Ok(())
+            })
     }
 
     /// Compressed bytes on disk.
