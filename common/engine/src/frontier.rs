@@ -335,6 +335,46 @@ impl Frontier {
         chunks
     }
 
+    /// Drops from the resident set the spill file's pages that lie wholly within `chunks`
+    /// (chunks of this list): what one task has read and is done with, while other tasks read
+    /// other chunks. Pages shared with other chunks stay until [`Frontier::release`].
+    pub(crate) fn release_chunks(&self, chunks: &[(u32, KeyChunk)]) {
+        let Some(map) = self.spill.as_ref().and_then(|s| s.map.as_ref()) else {
+            return;
+        };
+        let base = map.as_ptr() as usize;
+        // Byte ranges of the chunks within the map, adjacent ones merged.
+        let mut ranges: Vec<(usize, usize)> = chunks
+            .iter()
+            .filter_map(|(_, chunk)| {
+                let (start, bytes) = match chunk {
+                    KeyChunk::Wide(keys) => (keys.as_ptr() as usize, keys.len() * 8),
+                    KeyChunk::Narrow(keys, _) => (keys.as_ptr() as usize, keys.len() * 4),
+                };
+                let inside = start >= base && start + bytes <= base + map.len();
+                inside.then(|| (start - base, start - base + bytes))
+            })
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for (start, end) in ranges {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        const PAGE: usize = 4096;
+        for (start, end) in merged {
+            let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+            if first < last {
+                // SAFETY: a read-only file mapping: dropped pages are read back from the file.
+                let _ = unsafe {
+                    map.unchecked_advise_range(UncheckedAdvice::DontNeed, first, last - first)
+                };
+            }
+        }
+    }
+
     /// Drops the pages of the spill file read so far from the resident set.
     pub(crate) fn release(&self) {
         if let Some(map) = self.spill.as_ref().and_then(|s| s.map.as_ref()) {

@@ -141,31 +141,37 @@ impl ValueLog {
             .iter()
             .flat_map(|(sec, chunks)| chunks.chunks(GROUP_CHUNKS).map(|group| (*sec, group)))
             .collect();
-        // A round of groups per thread or two at a time; a spilled frontier's pages are
-        // dropped after each round, so a large frontier is never resident at once.
-        let per_round = 2 * rayon::current_num_threads().max(1);
-        for round in groups.chunks(per_round) {
-            let store = &self.store;
-            let blocks: Vec<(usize, Block)> = round
-                .par_iter()
-                .map(|&(sec, group)| {
-                    let (packed, len) = code(group);
-                    let offset = store.lock().expect("value log lock").append(&packed)?;
-                    Ok((
-                        sec,
-                        Block {
-                            value,
-                            offset,
-                            len: packed.len() as u32,
-                            keys: len as u32,
-                        },
-                    ))
-                })
-                .collect::<Result<_, ScratchError>>()?;
-            frontier.release();
-            for (sec, block) in blocks {
-                self.add(sec, block);
-            }
+        // One task per group, the largest first, each dropping the spilled frontier's pages it
+        // read once its group is coded, so a large frontier is never resident at once. (Rounds
+        // of two groups per thread, the pages dropped between rounds, ended each round on one
+        // thread: the log's record held an eighth of an out-of-core stage's idle time.) The
+        // blocks join the log in the groups' order.
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by_key(|&g| std::cmp::Reverse(groups[g].1.len()));
+        let store = &self.store;
+        let mut blocks: Vec<(usize, Block)> = order
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|g| {
+                let group = groups[g].1;
+                let (packed, len) = code(group);
+                frontier.release_chunks(group);
+                let offset = store.lock().expect("value log lock").append(&packed)?;
+                Ok((
+                    g,
+                    Block {
+                        value,
+                        offset,
+                        len: packed.len() as u32,
+                        keys: len as u32,
+                    },
+                ))
+            })
+            .collect::<Result<_, ScratchError>>()?;
+        frontier.release();
+        blocks.sort_unstable_by_key(|&(g, _)| g);
+        for (g, block) in blocks {
+            self.add(groups[g].0, block);
         }
         Ok(())
     }
