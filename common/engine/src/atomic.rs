@@ -14,6 +14,7 @@
 //! and [`ByteArray::release`] drops its pages from the process (they stay in the page cache,
 //! dirty ones are written back), which is how the out-of-core kernel bounds its resident set.
 
+use crate::spare_maps;
 use memmap2::{Advice, MmapMut, UncheckedAdvice};
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
@@ -52,6 +53,9 @@ impl ScratchError {
 /// A zero-initialised byte array, in anonymous huge-page memory or in a scratch file.
 pub struct ByteArray {
     map: Option<MmapMut>,
+    /// The array's length: its map may be longer (one kept from an earlier array, see
+    /// [`crate::spare_maps`]).
+    len: usize,
     /// Whether the map is a shared map of a file (its pages may be released).
     file_backed: bool,
 }
@@ -65,6 +69,15 @@ impl ByteArray {
         if len == 0 {
             return ByteArray {
                 map: None,
+                len,
+                file_backed: false,
+            };
+        }
+        if let Some(mut map) = spare_maps::take(len) {
+            map[..len].fill(0);
+            return ByteArray {
+                map: Some(map),
+                len,
                 file_backed: false,
             };
         }
@@ -73,6 +86,7 @@ impl ByteArray {
         let _ = map.advise(Advice::HugePage);
         ByteArray {
             map: Some(map),
+            len,
             file_backed: false,
         }
     }
@@ -97,6 +111,7 @@ impl ByteArray {
             .map_err(|e| ScratchError::new("map a scratch file in", dir, e))?;
         Ok(ByteArray {
             map: Some(map),
+            len,
             file_backed: true,
         })
     }
@@ -208,13 +223,25 @@ fn view_len<A>(bytes: &[u8]) -> usize {
 impl Deref for ByteArray {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        self.map.as_deref().map_or(&[], |map| &map[..self.len])
     }
 }
 
 impl DerefMut for ByteArray {
     fn deref_mut(&mut self) -> &mut [u8] {
-        self.map.as_deref_mut().unwrap_or(&mut [])
+        let len = self.len;
+        self.map
+            .as_deref_mut()
+            .map_or(&mut [], |map| &mut map[..len])
+    }
+}
+
+impl Drop for ByteArray {
+    /// An anonymous array's map is offered for later arrays ([`crate::spare_maps`]).
+    fn drop(&mut self) {
+        if let (false, Some(map)) = (self.file_backed, self.map.take()) {
+            spare_maps::give(map);
+        }
     }
 }
 
@@ -255,6 +282,23 @@ fn reserve_disk(file: &std::fs::File, len: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_array_in_a_kept_map_is_zero_and_as_long_as_asked() {
+        crate::spare_maps::keep_spare_maps(64 << 20);
+        for round in 0..3 {
+            let mut used = ByteArray::zeroed(3 << 20);
+            used.fill(0xA5);
+            drop(used);
+            // Other tests may take or keep maps meanwhile: whichever map this gets, it must
+            // read as a new array.
+            let len = (2 << 20) + 8 * round;
+            let array = ByteArray::zeroed(len);
+            assert_eq!(array.len(), len);
+            assert!(array.iter().all(|&b| b == 0));
+            assert_eq!(array.words().len(), len / 8);
+        }
+    }
 
     #[test]
     fn a_scratch_array_larger_than_the_disk_is_a_clear_error_not_a_fault() {

@@ -224,14 +224,18 @@ impl<G: Game> BulkSlot<'_, G> {
     /// [`BulkSlot::claim`] for the words of `pre`, the slot's from word `first` on.
     fn claim_piece(&self, first: usize, pre: &mut [u64], target: &Section, value: u8) -> Vec<u64> {
         // `pre` becomes the claims (open predecessors), their final bits set.
+        let mut claims = 0;
         for (from, finals) in pre.iter_mut().zip(&target.finals[first..]) {
             *from &= !finals.load(Relaxed);
             if *from != 0 {
                 finals.fetch_or(*from, Relaxed);
+                claims += from.count_ones() as usize;
             }
         }
-        // Their keys (in index order, found by the game from the bitmap) and values.
-        let mut found = Vec::new();
+        // Their keys (in index order, found by the game from the bitmap) and values, into a
+        // list of the right size from the start (grown by doubling, its copies and fresh
+        // pages were 1.5% of BOARD25's samples).
+        let mut found = Vec::with_capacity(claims);
         let game = self.game;
         game.for_each_marked_key(self.slice, first as u64 * 64, pre, |index, key| {
             target.store_value(index as usize, value);

@@ -44,6 +44,7 @@ use crate::workspace::{
     batch_reserve, compact_slice_array_bytes, slice_array_bytes, Residency, Workspace,
 };
 use rayon::prelude::*;
+use retro_index::DelayRing;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -229,6 +230,10 @@ const SWEEP_CHUNK: u64 = 1 << 15;
 const FILL_PIECE: usize = 1 << 20;
 /// One bucket per possible value.
 const BUCKETS: usize = 256;
+
+/// How many targets a count ply's decrement follows the prefetch of its counter by
+/// ([`retro_index::DelayRing`]).
+const COUNTER_DEPTH: usize = 16;
 
 /// The section list index of `side` in slot `slot`.
 #[inline(always)]
@@ -820,6 +825,18 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 // a list one kind at a time): the target's section is looked up, and its
                 // slot noted as touched, once per change of slot.
                 let mut last: Option<(u32, &Section)> = None;
+                // A count ply's decrements wait on their counters, in no order in the slice:
+                // each target's counter is prefetched when it is found and decremented
+                // `COUNTER_DEPTH` targets later, so that several misses are in flight.
+                let counts = ply % 2 == 0;
+                let mut due: DelayRing<(u32, u64, u64), COUNTER_DEPTH> = DelayRing::new();
+                let apply_to = |out: &mut SlotLists, into: &Section, t: u32, t_key: u64, i: u64| {
+                    // Most targets are already final late in a stage; the bitmap answers that
+                    // from cache, and only a first visit touches the value array.
+                    if apply(into, i as usize, ply) {
+                        out.push(section_of(t, target), t_key);
+                    }
+                };
                 for_each_target_of(
                     game,
                     &slot_of,
@@ -840,14 +857,19 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                                 into
                             }
                         };
-                        // Most targets are already final late in a stage; the bitmap
-                        // answers that from cache, and only a first visit touches the
-                        // value array.
-                        if apply(into, i as usize, ply) {
-                            out.push(section_of(t, target), t_key);
+                        if !counts {
+                            apply_to(&mut out, into, t, t_key, i);
+                            return;
+                        }
+                        into.prefetch_counter(i as usize);
+                        if let Some((t, t_key, i)) = due.push((t, t_key, i)) {
+                            apply_to(&mut out, section(t as usize, target), t, t_key, i);
                         }
                     },
                 );
+                for (t, t_key, i) in due.drain() {
+                    apply_to(&mut out, section(t as usize, target), t, t_key, i);
+                }
                 let touched = std::mem::take(&mut out.touched);
                 sink.absorb(out);
                 touched

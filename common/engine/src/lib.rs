@@ -28,6 +28,7 @@ pub mod margin_steps;
 pub mod meter;
 pub mod recurrence;
 mod rules;
+pub mod spare_maps;
 pub mod superstep;
 pub mod value;
 mod value_log;

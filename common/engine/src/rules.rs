@@ -37,6 +37,7 @@ use crate::distinct::Distinct;
 use crate::game::{Game, Move, Side, SliceId, Stage};
 use crate::kernel::FinalValues;
 use crate::value::Value;
+use std::cell::Cell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -136,6 +137,15 @@ pub(crate) struct Section<'a> {
 }
 
 impl Section<'_> {
+    /// Asks the cache for position `i`'s counter, which a decrement will read a little later.
+    #[inline(always)]
+    pub(crate) fn prefetch_counter(&self, i: usize) {
+        let byte = if self.compact { i / 2 } else { i };
+        if let Some(cell) = self.values.get(byte) {
+            retro_index::prefetch(cell);
+        }
+    }
+
     /// Whether position `i`'s byte holds its value.
     #[inline]
     pub(crate) fn is_final(&self, i: usize) -> bool {
@@ -602,9 +612,21 @@ pub(crate) struct Seeds {
     pub(crate) overflow: [Vec<(u64, u32)>; 2],
     /// The first contract violation met.
     pub(crate) error: Option<String>,
+    /// `room[side][ply]`: the keys to make room for in a new exit list (see [`EXIT_ROOM`]).
+    room: [[u32; 256]; 2],
+}
+
+thread_local! {
+    /// The length each exit list (by side and ply) reached in this thread's last sweep: the
+    /// next sweep's list of that kind starts with that much room and a quarter more. A sweep
+    /// covers a run of one slice, and the next run of the slice schedules about as many exits;
+    /// grown by doubling from nothing, the lists' copies and reallocations were 1.8% of
+    /// BOARD25's samples.
+    static EXIT_ROOM: Cell<[[u32; 256]; 2]> = const { Cell::new([[0; 256]; 2]) };
 }
 
 impl Default for Seeds {
+    /// Empty seeds, their exit lists to be sized by this thread's last sweep.
     fn default() -> Seeds {
         Seeds {
             canonical: 0,
@@ -613,6 +635,7 @@ impl Default for Seeds {
             exit_at: [[0; 256]; 2],
             overflow: Default::default(),
             error: None,
+            room: EXIT_ROOM.get(),
         }
     }
 }
@@ -623,10 +646,23 @@ impl Seeds {
     fn schedule(&mut self, ply: u8, side: Side, key: u64) {
         let at = &mut self.exit_at[side.index()][ply as usize];
         if *at == 0 {
-            self.exits.push(((ply, side), Vec::new()));
+            let room = self.room[side.index()][ply as usize] as usize;
+            let keys = Vec::with_capacity(room + room / 4);
+            self.exits.push(((ply, side), keys));
             *at = self.exits.len() as u16;
         }
         self.exits[*at as usize - 1].1.push(key);
+    }
+
+    /// Ends a sweep: each exit list's spare room is handed back, and its length noted for the
+    /// thread's next sweep ([`EXIT_ROOM`]).
+    fn close(&mut self) {
+        let mut room = [[0u32; 256]; 2];
+        for ((ply, side), keys) in &mut self.exits {
+            room[side.index()][*ply as usize] = u32::try_from(keys.len()).unwrap_or(u32::MAX);
+            keys.shrink_to_fit();
+        }
+        EXIT_ROOM.set(room);
     }
 }
 
@@ -684,6 +720,7 @@ impl<G: Game, F: FinalValues> Sweep<'_, G, F> {
             },
         );
         finals.flush(&sections);
+        seeds.close();
     }
 
     /// Classifies the canonical position at index `i` of `slice` (key `key`) with the side

@@ -219,9 +219,10 @@ impl Drop for QueuedRuns<'_> {
     }
 }
 
-/// The queue behind [`ScatteredBits`] and [`QueuedRuns`]: a ring of `N` items that hands each
-/// one back `N` pushes after it came in, the time its prefetched line needs to arrive.
-struct DelayRing<T, const N: usize> {
+/// The queue behind [`ScatteredBits`] and [`QueuedRuns`] (and the solver's count plies): a
+/// ring of `N` items that hands each one back `N` pushes after it came in, the time its
+/// prefetched line needs to arrive.
+pub struct DelayRing<T, const N: usize> {
     items: [T; N],
     /// Items pushed so far (the ring holds the last `N` of them).
     pushed: usize,
@@ -229,7 +230,8 @@ struct DelayRing<T, const N: usize> {
 
 impl<T: Copy + Default, const N: usize> DelayRing<T, N> {
     /// An empty ring.
-    fn new() -> DelayRing<T, N> {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> DelayRing<T, N> {
         DelayRing {
             items: [T::default(); N],
             pushed: 0,
@@ -238,7 +240,7 @@ impl<T: Copy + Default, const N: usize> DelayRing<T, N> {
 
     /// Queues `item`; returns the item queued `N` pushes before it, now due, if there is one.
     #[inline(always)]
-    fn push(&mut self, item: T) -> Option<T> {
+    pub fn push(&mut self, item: T) -> Option<T> {
         let slot = self.pushed % N;
         let due = (self.pushed >= N).then(|| self.items[slot]);
         self.items[slot] = item;
@@ -247,7 +249,7 @@ impl<T: Copy + Default, const N: usize> DelayRing<T, N> {
     }
 
     /// The items still queued, oldest first; the ring is empty afterwards.
-    fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+    pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         let pending = self.pushed.min(N);
         let first = self.pushed - pending;
         self.pushed = 0;
@@ -256,19 +258,19 @@ impl<T: Copy + Default, const N: usize> DelayRing<T, N> {
     }
 }
 
-/// Asks the cache for the line of `word`, without waiting for it.
+/// Asks the cache for the line of `item`, without waiting for it.
 #[inline(always)]
-fn prefetch(word: &u64) {
+pub fn prefetch<T>(item: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint; it never faults, even on an invalid address (and
     // this one is a valid reference).
     unsafe {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (word as *const u64).cast::<i8>(),
+            (item as *const T).cast::<i8>(),
         );
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
+    let _ = item;
 }
 
 #[cfg(test)]

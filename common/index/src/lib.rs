@@ -43,7 +43,8 @@ mod subset;
 
 pub use binomial::binomial;
 pub use bits::{
-    or_run, set_bit, DirectBits, QueuedRuns, ScatteredBits, SetBits, LARGE_BITMAP_WORDS,
+    or_run, prefetch, set_bit, DelayRing, DirectBits, QueuedRuns, ScatteredBits, SetBits,
+    LARGE_BITMAP_WORDS,
 };
 pub use blocks::{ColexBlocks, MAX_LOW_CELLS};
 pub use composition::{compositions, rank_composition, unrank_composition};

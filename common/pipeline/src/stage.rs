@@ -284,7 +284,11 @@ pub fn compute_stage(
 /// microseconds. Trimming after each of BOARD25's stages made 110 thousand of its 180 thousand
 /// page faults, and 6% of its CPU time went to the kernel zeroing pages (`clear_page_erms`);
 /// see docs/benchmarks.md.
+///
+/// The same allowance bounds the maps of dropped value arrays kept for the next stage's
+/// ([`retro_engine::spare_maps`]).
 pub fn release_free_memory(keep: usize) {
+    retro_engine::spare_maps::keep_spare_maps(keep);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallinfo2 only reads the allocator's statistics; malloc_trim only returns free
     // memory of the allocator's own arenas to the system.
