@@ -6,10 +6,13 @@
 //! — is empty in every key of a slice), and the scratch disk is what bounds the largest stages.
 //!
 //! A list is filled by parallel tasks (each hands over what it produced for every slot) and,
-//! one ply later, read slot by slot. In memory a task's vector is kept as one *segment*, never
-//! copied; out of core it is appended to the list's scratch file at once and only its offset
-//! kept, and the file is mapped read-only when the list is read. Segments of one slot may come
-//! from many tasks; their order does not matter to the kernel's results.
+//! one ply later, read slot by slot. In memory a list a producer made in order (a sweep's
+//! exits, a slot's bit-parallel claims) is kept as one *segment*, never copied, and the small
+//! per-slot vectors of the tasks that push to targets are copied into the slot's collecting
+//! segments (blocks of [`COLLECTED_KEYS`]) and used again; out of core a task's keys are
+//! appended to the list's scratch file at once and only their offset kept, and the file is
+//! mapped read-only when the list is read. Segments of one slot may come from many tasks;
+//! their order does not matter to the kernel's results.
 //!
 //! It matters to its speed: when a list in memory is sealed, each slot's keys are put in order
 //! (segments that follow one another in order are kept as they are; others become one sorted
