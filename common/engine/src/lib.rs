@@ -22,6 +22,7 @@ mod frontier;
 pub mod game;
 pub mod gaps;
 pub mod kernel;
+pub mod largest_first;
 pub mod margin;
 pub mod margin_graph;
 pub mod margin_steps;

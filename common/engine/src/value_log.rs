@@ -25,6 +25,7 @@ use crate::atomic::ScratchError;
 use crate::checkpoint::{LogBlocks, LoggedBlock};
 use crate::frontier::{Frontier, GroupKeys, KeyChunk, Narrowing};
 use crate::gaps::{decode_gaps, encode_gaps};
+use crate::largest_first::largest_first;
 use crate::workspace::Workspace;
 use rayon::prelude::*;
 use std::fs::File;
@@ -146,12 +147,9 @@ impl ValueLog {
         // of two groups per thread, the pages dropped between rounds, ended each round on one
         // thread: the log's record held an eighth of an out-of-core stage's idle time.) The
         // blocks join the log in the groups' order.
-        let mut order: Vec<usize> = (0..groups.len()).collect();
-        order.sort_by_key(|&g| std::cmp::Reverse(groups[g].1.len()));
+        let sizes: Vec<usize> = groups.iter().map(|(_, group)| group.len()).collect();
         let store = &self.store;
-        let mut blocks: Vec<(usize, Block)> = order
-            .into_par_iter()
-            .with_max_len(1)
+        let mut blocks: Vec<(usize, Block)> = largest_first(&sizes)
             .map(|g| {
                 let group = groups[g].1;
                 let (packed, len) = code(group);

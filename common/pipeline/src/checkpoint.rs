@@ -30,6 +30,7 @@ use retro_engine::checkpoint::{
     sorted_keys, CarriedTimes, Checkpoints, KeyChunk, ListId, PlySnapshot, RestoreInto,
     RestoredPly, StageShape,
 };
+use retro_engine::largest_first::largest_first;
 use retro_store::{checked_json, write_atomic, SliceTable, TableWriter};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -299,11 +300,7 @@ impl StageCheckpoints {
             .collect();
         // The largest lists first, one per task: a large list begun last would end the
         // checkpoint on one thread.
-        let mut order: Vec<usize> = (0..lens.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(lens[i]));
-        let linked: usize = order
-            .into_par_iter()
-            .with_max_len(1)
+        let linked: usize = largest_first(&lens)
             .map(|i| {
                 let ((id, pieces), len) = (&snapshot.lists[i], lens[i]);
                 let path = into.join(format!("list-{i}.table"));
