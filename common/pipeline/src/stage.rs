@@ -378,9 +378,7 @@ pub fn histogram(game: &dyn JobGame, values: &[u8]) -> BTreeMap<u8, u64> {
         .fold(
             || [0u64; 256],
             |mut counts, piece| {
-                for &v in piece {
-                    counts[v as usize] += 1;
-                }
+                count_bytes(piece, &mut counts);
                 counts
             },
         )
@@ -395,6 +393,31 @@ pub fn histogram(game: &dyn JobGame, values: &[u8]) -> BTreeMap<u8, u64> {
         .filter(|&v| counts[v as usize] > 0 && game.decode(v) != Solved::NotCanonical)
         .map(|v| (v, counts[v as usize]))
         .collect()
+}
+
+/// Adds to `counts[v]` the number of bytes `v` in `piece` (at most 2^32 bytes).
+///
+/// A values array is mostly long runs of one byte (the non-canonical marker, a common value):
+/// with one table each increment would wait for the one before it to be stored (2.5% of
+/// BOARD25's samples). Four tables, a byte of each group of four to each, keep four
+/// independent chains in flight.
+fn count_bytes(piece: &[u8], counts: &mut [u64; 256]) {
+    debug_assert!(piece.len() as u64 <= u64::from(u32::MAX));
+    let mut tables = [[0u32; 256]; 4];
+    let mut groups = piece.chunks_exact(4);
+    for group in &mut groups {
+        for (table, &v) in tables.iter_mut().zip(group) {
+            table[v as usize] += 1;
+        }
+    }
+    for &v in groups.remainder() {
+        tables[0][v as usize] += 1;
+    }
+    for table in &tables {
+        for (count, &n) in counts.iter_mut().zip(table) {
+            *count += u64::from(n);
+        }
+    }
 }
 
 /// Array slots of a stage, both sides to move: the unit of progress and throughput.
@@ -675,4 +698,30 @@ pub fn too_large(
         human_bytes(least),
         human_bytes(budget),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_bytes;
+
+    #[test]
+    fn bytes_counted_in_four_tables_are_counted_once_each() {
+        // Runs of one byte (as in a values array) and scattered bytes, a length that is not a
+        // multiple of four, counted onto counts already there.
+        let mut bytes = vec![7u8; 1001];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for b in bytes.iter_mut().skip(300) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = (x % 5 * 50) as u8;
+        }
+        let mut want = [3u64; 256];
+        for &b in &bytes {
+            want[b as usize] += 1;
+        }
+        let mut counts = [3u64; 256];
+        count_bytes(&bytes, &mut counts);
+        assert_eq!(counts, want);
+    }
 }

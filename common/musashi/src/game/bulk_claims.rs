@@ -192,6 +192,14 @@ impl Musashi {
                 pushed[hi] |= 1 << lo;
             }
         }
+        // The points with a pushed edge of each kind: the walks below visit only the pieces
+        // on them (the plan copies most edges, so most pieces have nothing to push).
+        let sources = |pushed: &[u64; 64]| {
+            (0..64)
+                .filter(|&p| pushed[p] != 0)
+                .fold(0u64, |s, p| s | 1 << p)
+        };
+        let (low_sources, high_sources) = (sources(&pushed_low), sources(&pushed_high));
         let symmetry = &self.board.symmetry;
         let stabiliser = &symmetry.stabiliser[black];
         let all = (1u64 << m) - 1;
@@ -209,10 +217,10 @@ impl Musashi {
                 let empty = all & !image;
                 let low = image & low_mask;
                 let block = rank - blocks.offset(low);
-                each_unmove(low, &pushed_low, empty, |moved| {
+                each_unmove(low & low_sources, &pushed_low, empty, |moved| {
                     bits.set(1, block + blocks.offset(low ^ moved));
                 });
-                each_unmove(image, &pushed_high, empty, |moved| {
+                each_unmove(image & high_sources, &pushed_high, empty, |moved| {
                     bits.set(1, self.ranker.rank(image ^ moved));
                 });
             }
