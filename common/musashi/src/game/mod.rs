@@ -236,9 +236,25 @@ impl Musashi {
     }
 
     /// Every brown move from `(slice, key)` (black on the slice's representative), as
-    /// `visit(rep, canonical brown mask)`. Shared by the kernel's un-moves and by verification.
+    /// `visit(canonical brown mask)`. Shared by the kernel's un-moves and by verification.
     #[inline(always)]
-    fn brown_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(u32, u64)) {
+    fn brown_moves(&self, slice: SliceId, key: u64, mut visit: impl FnMut(u64)) {
+        self.brown_move_until(slice, key, |target| {
+            visit(target);
+            false
+        });
+    }
+
+    /// Brown's moves from `(slice, key)` as canonical brown masks, in [`Musashi::brown_moves`]
+    /// order, until `stop` says so: true if it did. A pull stops at its first hit, before the
+    /// canonical forms of the moves after it.
+    #[inline(always)]
+    fn brown_move_until(
+        &self,
+        slice: SliceId,
+        key: u64,
+        mut stop: impl FnMut(u64) -> bool,
+    ) -> bool {
         let (_, black) = self.slice_parts(slice);
         let symmetry = &self.board.symmetry;
         let n = self.board.len();
@@ -265,9 +281,12 @@ impl Musashi {
                 for (j, image) in images.iter().enumerate() {
                     best = best.min(image ^ bits[j * n + from] ^ bits[j * n + to]);
                 }
-                visit(black as u32, best);
+                if stop(best) {
+                    return true;
+                }
             }
         }
+        false
     }
 
     /// [`Game::any_move_reaching`] for brown from `(slice, key)` at `index`. A brown move keeps
@@ -286,13 +305,9 @@ impl Musashi {
     ) -> bool {
         let (_, black) = self.slice_parts(slice);
         if !self.board.symmetry.stabiliser[black].is_empty() {
-            let mut found = false;
-            self.brown_moves(slice, key, |_, target| {
-                if !found {
-                    found = hit(slice, self.ranker.rank(squeeze(target, black as u32)));
-                }
+            return self.brown_move_until(slice, key, |target| {
+                hit(slice, self.ranker.rank(squeeze(target, black as u32)))
             });
-            return found;
         }
         let squeezed = squeeze(key, black as u32);
         let blocks = &self.low_blocks;
@@ -437,7 +452,7 @@ impl Game for Musashi {
     #[inline(always)]
     fn moves(&self, side: EngineSide, slice: SliceId, key: u64, mut visit: impl FnMut(Move)) {
         match side {
-            EngineSide::First => self.brown_moves(slice, key, |_, target| {
+            EngineSide::First => self.brown_moves(slice, key, |target| {
                 visit(Move::InStage(slice, target));
             }),
             EngineSide::Second => self.black_moves(slice, key, visit),
@@ -488,7 +503,7 @@ impl Game for Musashi {
             EngineSide::Second => {
                 let (_, black) = self.slice_parts(slice);
                 let mut visit = visit;
-                self.brown_moves(slice, key, |_, target| {
+                self.brown_moves(slice, key, |target| {
                     visit(
                         slice,
                         target,
@@ -979,7 +994,7 @@ mod tests {
                     if game.board.symmetry.stabiliser[black].is_empty() {
                         let squeezed = squeeze(key, black as u32);
                         let low = game.low_blocks.low_mask();
-                        game.brown_moves(slice, key, |_, target| {
+                        game.brown_moves(slice, key, |target| {
                             let moved = squeezed ^ squeeze(target, black as u32);
                             low_moves += usize::from(moved & !low == 0);
                         });
