@@ -46,7 +46,7 @@ pub use bits::{
     or_run, prefetch, set_bit, DelayRing, DirectBits, QueuedRuns, ScatteredBits, SetBits,
     LARGE_BITMAP_WORDS,
 };
-pub use blocks::{ColexBlocks, MAX_LOW_CELLS};
+pub use blocks::{BlockCursor, ColexBlocks, MAX_LOW_CELLS};
 pub use composition::{compositions, rank_composition, unrank_composition};
 pub use gap::{squeeze, unsqueeze};
 pub use permutation::{BitPermutation, PermutationSet};

@@ -25,7 +25,7 @@
 use super::{find_step, Musashi};
 use retro_engine::{BulkPlan, Share, SliceId};
 use retro_index::{
-    binomial, next_subset, squeeze, DirectBits, QueuedRuns, ScatteredBits, SetBits,
+    binomial, next_subset, squeeze, BlockCursor, DirectBits, QueuedRuns, ScatteredBits, SetBits,
     LARGE_BITMAP_WORDS,
 };
 
@@ -205,18 +205,21 @@ impl Musashi {
         let all = (1u64 << m) - 1;
         let mut images = [0u64; 8];
         let count = 1 + stabiliser.len().min(7);
+        // A cursor per image: the keys come sorted, so the keys themselves (and, in a few
+        // rising streams, their images) mostly share a colex block with the one before.
+        let mut cursors = [BlockCursor::new(); 8];
         for &key in keys {
             images[0] = key;
             for (image, &g) in images[1..count].iter_mut().zip(stabiliser) {
                 *image = symmetry.elements[g as usize].apply(key);
             }
-            for &image in &images[..count] {
+            for (&image, cursor) in images[..count].iter().zip(&mut cursors) {
                 let image = squeeze(image, black as u32);
-                let rank = self.ranker.rank(image);
+                let rank = cursor.rank(blocks, &self.ranker, image);
                 bits.set(0, rank);
                 let empty = all & !image;
                 let low = image & low_mask;
-                let block = rank - blocks.offset(low);
+                let block = cursor.block_start();
                 each_unmove(low & low_sources, &pushed_low, empty, |moved| {
                     bits.set(1, block + blocks.offset(low ^ moved));
                 });

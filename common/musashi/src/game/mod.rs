@@ -29,7 +29,8 @@ use capture_lines::CaptureLines;
 use retro_engine::game::listed_move_reaching;
 use retro_engine::{BulkPlan, Game, Move, Share, Side as EngineSide, SliceId, Stage, Value};
 use retro_index::{
-    binomial, next_subset, squeeze, unsqueeze, ColexBlocks, SubsetRanker, MAX_LOW_CELLS,
+    binomial, next_subset, squeeze, unsqueeze, BlockCursor, ColexBlocks, SubsetRanker,
+    MAX_LOW_CELLS,
 };
 use std::ops::Range;
 
@@ -401,18 +402,9 @@ impl Game for Musashi {
     /// keys mostly share their block with the key before, and then cost one table lookup.
     fn for_each_index(&self, slice: SliceId, keys: &[u64], mut visit: impl FnMut(u64)) {
         let (_, black) = self.slice_parts(slice);
-        let blocks = &self.low_blocks;
-        let low_mask = blocks.low_mask();
-        let mut high = u64::MAX;
-        let mut block = 0;
+        let mut cursor = BlockCursor::new();
         for &key in keys {
-            let squeezed = squeeze(key, black as u32);
-            let offset = blocks.offset(squeezed & low_mask);
-            if squeezed & !low_mask != high {
-                high = squeezed & !low_mask;
-                block = self.ranker.rank(squeezed) - offset;
-            }
-            visit(block + offset);
+            visit(cursor.rank(&self.low_blocks, &self.ranker, squeeze(key, black as u32)));
         }
     }
 
@@ -754,6 +746,10 @@ impl Musashi {
             let rep = symmetry.rep[from] as usize;
             let to = self.slice_of(k, rep);
             let twins = &twins[from];
+            // The keys are sorted: where the origin needs no symmetry their images are the keys
+            // themselves, and consecutive ones mostly share a colex block (elsewhere they rise
+            // in a few streams, and a cursor costs little more than a rank).
+            let mut cursor = BlockCursor::new();
             for (&key, row) in kept.iter().zip(&images) {
                 if key & from_bit != 0 {
                     continue;
@@ -765,7 +761,9 @@ impl Musashi {
                     continue;
                 }
                 let image = self.canonical_from_images(from, row);
-                visit(to, image, self.ranker.rank(squeeze(image, rep as u32)));
+                let squeezed = squeeze(image, rep as u32);
+                let index = cursor.rank(&self.low_blocks, &self.ranker, squeezed);
+                visit(to, image, index);
             }
         }
         BUFFERS.set((kept, images));
