@@ -46,7 +46,7 @@ rc=$?
 } >> "$summary"
 [ "$rc" = 0 ] || exit "$rc"
 {
-  tables=$(cat "$OUT"/*.tbl | wc -c)
+  tables=$(stat -c %s "$OUT"/*.tbl | awk '{s += $1} END {print s}')
   echo "tables: $(ls "$OUT"/*.tbl | wc -l) files, $tables bytes"
   if cmp -s "$OUT/counts.csv" "$published"; then
     echo "the solve's counts.csv: identical to $published"
