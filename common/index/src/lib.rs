@@ -44,7 +44,7 @@ mod subset;
 pub use binomial::binomial;
 pub use bits::{
     or_run, prefetch, set_bit, DelayRing, DirectBits, QueuedRuns, ScatteredBits, SetBits,
-    LARGE_BITMAP_WORDS,
+    BLOCK_STREAMS, LARGE_BITMAP_WORDS,
 };
 pub use blocks::{BlockCursor, ColexBlocks, MAX_LOW_CELLS};
 pub use composition::{compositions, rank_composition, unrank_composition};

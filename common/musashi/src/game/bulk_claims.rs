@@ -26,7 +26,7 @@ use super::{find_step, Musashi};
 use retro_engine::{BulkPlan, Share, SliceId};
 use retro_index::{
     binomial, next_subset, squeeze, BlockCursor, DirectBits, QueuedRuns, ScatteredBits, SetBits,
-    LARGE_BITMAP_WORDS,
+    BLOCK_STREAMS, LARGE_BITMAP_WORDS,
 };
 
 /// Which slices a claim ply finds bit-parallel. The model is the default; the others are for
@@ -171,7 +171,9 @@ impl Musashi {
     /// Such an un-move keeps everything above them: its predecessor lies in the member's own
     /// colex block, `rank(member) - low_rank(member's low browns)`, at the low rank of its own
     /// low browns: a lookup in a table of `2^LOW_POINTS` offsets instead of a rank of the whole
-    /// mask, and a bit near the member's instead of one anywhere in the slice.
+    /// mask, and a bit near the member's instead of one anywhere in the slice: the member's
+    /// and these bits are set by block, a stream per image ([`SetBits::set_in_block`]; in
+    /// large bitmaps gathered and written a word at a time).
     fn mark_lost_with(&self, plan: BulkPlan, slice: SliceId, keys: &[u64], mut bits: impl SetBits) {
         let (_, black) = self.slice_parts(slice);
         let m = self.board.len() - 1;
@@ -203,32 +205,34 @@ impl Musashi {
         let symmetry = &self.board.symmetry;
         let stabiliser = &symmetry.stabiliser[black];
         let all = (1u64 << m) - 1;
-        let mut images = [0u64; 8];
-        let count = 1 + stabiliser.len().min(7);
+        let mut images = [0u64; BLOCK_STREAMS];
+        let count = 1 + stabiliser.len().min(BLOCK_STREAMS - 1);
         // A cursor per image: the keys come sorted, so the keys themselves (and, in a few
-        // rising streams, their images) mostly share a colex block with the one before.
-        let mut cursors = [BlockCursor::new(); 8];
+        // rising streams, their images) mostly share a colex block with the one before. The
+        // bits in that block (the member, its low un-moves) are set in the image's stream.
+        let mut cursors = [BlockCursor::new(); BLOCK_STREAMS];
         for &key in keys {
             images[0] = key;
             for (image, &g) in images[1..count].iter_mut().zip(stabiliser) {
                 *image = symmetry.elements[g as usize].apply(key);
             }
-            for (&image, cursor) in images[..count].iter().zip(&mut cursors) {
+            for (stream, (&image, cursor)) in images[..count].iter().zip(&mut cursors).enumerate() {
                 let image = squeeze(image, black as u32);
                 let rank = cursor.rank(blocks, &self.ranker, image);
-                bits.set(0, rank);
+                let block = cursor.block_start();
+                bits.enter_block(stream, block);
+                bits.set_in_block(stream, 0, rank - block);
                 let empty = all & !image;
                 let low = image & low_mask;
-                let block = cursor.block_start();
                 each_unmove(low & low_sources, &pushed_low, empty, |moved| {
-                    bits.set(1, block + blocks.offset(low ^ moved));
+                    bits.set_in_block(stream, 1, blocks.offset(low ^ moved));
                 });
                 each_unmove(image & high_sources, &pushed_high, empty, |moved| {
                     bits.set(1, self.ranker.rank(image ^ moved));
                 });
             }
         }
-        // Dropping `bits` writes any bits still queued.
+        // Dropping `bits` writes any bits still queued or gathered.
     }
 
     /// [`retro_engine::Game::bulk_predecessors`] for Musashi: the run copies of the plan's
