@@ -155,7 +155,7 @@ impl SetBits for DirectBits<'_> {
 /// with bits in no order (the predecessors of a frontier), nearly every one misses, and one
 /// miss at a time leaves the core waiting. Here a bit's word is prefetched when the bit is
 /// queued and written [`SCATTER_DEPTH`] bits later, so that many misses are in flight at
-/// once. A stream's bits in its block are gathered in a buffer instead ([`BlockBuffer`]). The
+/// once. A stream's bits in its block are gathered in a buffer instead (`BlockBuffer`). The
 /// bits set are exactly those of [`set_bit`] on each bitmap; the last queued and gathered ones
 /// are written when it is dropped.
 pub struct ScatteredBits<'a> {
