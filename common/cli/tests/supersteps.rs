@@ -161,6 +161,7 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
             .ok()
     };
     let mut kills = 0;
+    let mut attempts = 0;
     let mut next = 2;
     let step_state = |name: &str| -> (String, u32) {
         cluster
@@ -186,6 +187,7 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
                     "the killed step is settled",
                     || step_state(&step) != ("running".to_string(), attempt),
                 );
+                attempts += 1;
                 if cluster.events("lease_expired") > expired {
                     kills += 1;
                 }
@@ -193,6 +195,11 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    eprintln!(
+        "step holders killed: {attempts}, {kills} of them before their step was reported; \
+         stages done then: {}",
+        cluster.stages_in(job, "done").len()
+    );
     assert_eq!(
         kills, 3,
         "could not kill three step holders before the job ended"
