@@ -82,12 +82,13 @@ fn killed_workers_and_a_killed_coordinator_lose_no_finished_step() {
         .map(|i| cluster.start_worker(&format!("w{i}"), 1))
         .collect();
     let job = cluster.submit(&BOARD25_8);
-    // First SIGKILL the coordinator while stages are being solved by steps, and restart it, five
-    // times. Each time, the steps already done must never be given out again: the kill may
-    // fall between a merge and its reply, and the worker's repeated report must not undo it.
-    // Each kill waits for progress, not for a time: for a step done since the last kill (so
-    // that every kill has finished steps to lose), then a few milliseconds more, varied so
-    // that the kills fall at different moments of a step's merge. The coordinator goes first
+    // First SIGKILL the coordinator while stages are being solved by steps, and restart it,
+    // until five kills found finished steps (at most ten kills). Each time, the steps already
+    // done must never be given out again: the kill may fall between a merge and its reply,
+    // and the worker's repeated report must not undo it. Each kill waits for progress, not
+    // for a time: for a step done since the last kill (so that the kill has finished steps to
+    // lose, unless their stage ended meanwhile), then a few milliseconds more, varied so that
+    // the kills fall at different moments of a step's merge. The coordinator goes first
     // because the job's last stages are its bulk: the worker kills below need them.
     let steps_done = || -> Vec<String> {
         let db = cluster.db();
