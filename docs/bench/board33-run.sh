@@ -1,48 +1,74 @@
 #!/usr/bin/env bash
-# The whole BOARD33 in one sitting, then every check issue 17 asks of the result.
-#   board33-run.sh BIN OUT LOGS
-# BIN: a release `retro`; OUT: the job directory (must not exist: the figure is for a run from
-# nothing); LOGS: where the solve's output and `time -v` (solve.log, solve.err), the 10-second
-# samples (samples.txt: unix_seconds rss_kib filesystem_used_mib cpu_ticks) and the checks'
-# outputs go. Start it in the first minutes of a session whose machine is fast (the README's
-# main command in about 5 s), with nothing else running, e.g.
+# The whole BOARD33, then every check issue 17 asks of the result.
+#   board33-run.sh BIN OUT LOGS              # sitting 1: a run from nothing
+#   SITTING=2 board33-run.sh BIN OUT LOGS    # a later sitting: the same job, resumed
+# BIN: a release `retro`; OUT: the job directory (sitting 1: must not exist, the figure is for a
+# run from nothing; a later sitting: the directory an earlier sitting left when it was cut);
+# LOGS: where each sitting's solve output and `time -v` go (sitting 1: solve.log, solve.err;
+# sitting N: solve-N.log, solve-N.err), the 10-second samples of every sitting
+# (samples.csv: sitting,unix_seconds,rss_kib,job_disk_mib,cpu_ticks) and the checks' outputs.
+# Start sitting 1 in the first minutes of a session whose machine is fast (the README's main
+# command in about 5 s), with nothing else running, e.g.
 #   setsid docs/bench/board33-run.sh target/release/retro /work/b33 /work/b33-logs &
-# It ends with a summary in LOGS/summary.txt (MAX_BROWNS=K: a rehearsal up to K browns, whose
-# counts then differ from the published table's full rows). The plot afterwards:
-#   docs/bench/plot-board33.py --log LOGS/solve.err --samples LOGS/samples.txt --out PNG
+# A sitting cut (the session's end kills it) is continued by the next sitting with the same
+# arguments: the solve resumes from the job's last checkpoint (at most --checkpoint-minutes of
+# work lost). The sitting that finishes the job runs the checks and appends them to
+# LOGS/summary.txt (MAX_BROWNS=K: a rehearsal up to K browns, whose counts then differ from the
+# published table's full rows). The plot afterwards:
+#   docs/bench/plot-board33.py --log LOGS/solve*.err --samples LOGS/samples.csv --out PNG
 set -u
 BIN=$1; OUT=$2; LOGS=$3
+SITTING=${SITTING:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 published=$here/../board33-counts.csv
-if [ -e "$OUT" ]; then
-  echo "board33-run.sh: $OUT exists; the run needs a directory of its own" >&2
-  exit 2
+if [ "$SITTING" = 1 ]; then
+  if [ -e "$OUT" ]; then
+    echo "board33-run.sh: $OUT exists; sitting 1 needs a directory of its own (SITTING=N resumes it)" >&2
+    exit 2
+  fi
+  suffix=
+else
+  if [ ! -d "$OUT" ]; then
+    echo "board33-run.sh: sitting $SITTING resumes $OUT, which does not exist" >&2
+    exit 2
+  fi
+  suffix=-$SITTING
 fi
 [ -f "$published" ] || { echo "board33-run.sh: $published missing" >&2; exit 2; }
 mkdir -p "$LOGS" "$(dirname "$OUT")"
 summary=$LOGS/summary.txt
+samples=$LOGS/samples.csv
+used_now=$(df -B1M --output=used "$(dirname "$OUT")" | tail -1)
+# The job's disk is the filesystem's use less what was there without the job: its scratch lives
+# in unlinked files that `du` cannot see. A later sitting subtracts the job's kept files too.
+kept=0
+[ -d "$OUT" ] && kept=$(du -sm "$OUT" | cut -f1)
+baseline=$((used_now - kept))
 {
+  echo "sitting $SITTING"
   echo "build: $("$BIN" --version 2>/dev/null || echo "$BIN")"
   echo "machine: $(lscpu | grep 'Model name' | sed 's/  */ /g'), $(nproc) cores"
-  echo "filesystem used before: $(df -B1M --output=used "$(dirname "$OUT")" | tail -1) MiB"
+  echo "filesystem used before: $used_now MiB (the job's kept files: $kept MiB)"
   echo "start: $(date -u +%FT%TZ)"
-} > "$summary"
+} >> "$summary"
 /usr/bin/time -v "$BIN" solve --game musashi33 --in-process --threads 2 \
   --memory-budget 20GiB --checkpoint-minutes 10 ${MAX_BROWNS:+--max-browns "$MAX_BROWNS"} \
   --out "$OUT" \
-  > "$LOGS/solve.log" 2> "$LOGS/solve.err" &
+  > "$LOGS/solve$suffix.log" 2> "$LOGS/solve$suffix.err" &
 timer=$!
-: > "$LOGS/samples.txt"
+[ -s "$samples" ] || echo "sitting,unix_seconds,rss_kib,job_disk_mib,cpu_ticks" > "$samples"
 sleep 1
 solver=$(pgrep -P $timer)
-[ -n "$solver" ] && "$here/sample-process.sh" "$solver" "$(dirname "$OUT")" > "$LOGS/samples.txt" &
+[ -n "$solver" ] && "$here/sample-process.sh" "$solver" "$(dirname "$OUT")" |
+  awk -v s="$SITTING" -v b="$baseline" '{print s "," $1 "," $2 "," $3 - b "," $4; fflush()}' \
+    >> "$samples" &
 wait $timer
 rc=$?
 {
   echo "end: $(date -u +%FT%TZ) (exit $rc)"
-  grep -E "Elapsed|Maximum resident|User time|System time" "$LOGS/solve.err"
-  echo "filesystem used at most (samples): $(sort -k3 -n "$LOGS/samples.txt" | tail -1 | cut -d' ' -f3) MiB"
-  tail -1 "$LOGS/solve.log"
+  grep -E "Elapsed|Maximum resident|User time|System time" "$LOGS/solve$suffix.err"
+  echo "job disk at most this sitting (samples): $(awk -F, -v s="$SITTING" '$1 == s && $4 > m {m = $4} END {print m + 0}' "$samples") MiB"
+  tail -1 "$LOGS/solve$suffix.log"
 } >> "$summary"
 [ "$rc" = 0 ] || exit "$rc"
 {

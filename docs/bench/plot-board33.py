@@ -2,7 +2,9 @@
 """Draws docs/board33-run.png: the full BOARD33 solve, stage by stage and over time.
 
 Inputs (written by the run and its sampler, nothing edited):
-  --log DIR/retro.log   the job's log: one `stage finished` line per stage (slots, compute_ms)
+  --log LOG [LOG ...]   the job's logs, one per sitting in order (a solve's stderr): one
+                        `stage finished` line per stage (slots, compute_ms); a stage finished
+                        again in a later sitting counts as that sitting says
   --samples CSV         `sitting,unix_seconds,rss_kib,job_disk_mib,cpu_ticks`, one row every
                         10 s of each sampled sitting (docs/bench/sample-process.sh samples the
                         process and the filesystem; job_disk_mib is the filesystem's use minus
@@ -26,14 +28,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 STAGE = re.compile(r"stage finished stage=browns=(\d+) slots=(\d+) compute_ms=(\d+)")
 
 
-def stages(log):
+def stages(logs):
     """The last `stage finished` line of each brown count: (browns, slots, seconds)."""
     found = {}
-    with open(log) as f:
-        for line in f:
-            m = STAGE.search(line)
-            if m:
-                found[int(m[1])] = (int(m[2]), int(m[3]) / 1000.0)
+    for log in logs:
+        with open(log) as f:
+            for line in f:
+                m = STAGE.search(line)
+                if m:
+                    found[int(m[1])] = (int(m[2]), int(m[3]) / 1000.0)
     return [(k, *found[k]) for k in sorted(found)]
 
 
@@ -48,7 +51,7 @@ def samples(path):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--log", required=True)
+    p.add_argument("--log", required=True, nargs="+")
     p.add_argument("--samples")
     p.add_argument("--out", required=True)
     a = p.parse_args()
