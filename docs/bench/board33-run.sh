@@ -59,9 +59,12 @@ timer=$!
 [ -s "$samples" ] || echo "sitting,unix_seconds,rss_kib,job_disk_mib,cpu_ticks" > "$samples"
 sleep 1
 solver=$(pgrep -P $timer)
+# (A shell loop, not awk: Debian's mawk reads a pipe in blocks, so its lines would reach the
+# file only every quarter of an hour, or at the end.)
 [ -n "$solver" ] && "$here/sample-process.sh" "$solver" "$(dirname "$OUT")" |
-  awk -v s="$SITTING" -v b="$baseline" '{print s "," $1 "," $2 "," $3 - b "," $4; fflush()}' \
-    >> "$samples" &
+  while read -r t rss used cpu; do
+    echo "$SITTING,$t,$rss,$((used - baseline)),$cpu"
+  done >> "$samples" &
 wait $timer
 rc=$?
 {
