@@ -75,7 +75,8 @@ rc=$?
 } >> "$summary"
 [ "$rc" = 0 ] || exit "$rc"
 {
-  tables=$(stat -c %s "$OUT"/*.tbl | awk '{s += $1} END {print s}')
+  # Summed by the shell: mawk prints a sum this large in exponent form.
+  tables=$(( $(stat -c %s "$OUT"/*.tbl | paste -sd+) ))
   echo "tables: $(ls "$OUT"/*.tbl | wc -l) files, $tables bytes"
   if cmp -s "$OUT/counts.csv" "$published"; then
     echo "the solve's counts.csv: identical to $published"
