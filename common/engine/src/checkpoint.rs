@@ -170,6 +170,13 @@ pub trait Checkpoints: Send + Sync + Debug {
     /// Whether a checkpoint should be taken now (after the ply just finished).
     fn due(&self) -> bool;
 
+    /// Told once the initial sweep of a stage started afresh is done (not of a resumed one),
+    /// with how long it took. The sweep has just written the stage's scheduled exits, most of
+    /// the keys of its first checkpoint; out of core they are in scratch files, cheapest to
+    /// read back while the page cache still holds them, so a keeper may make its first
+    /// checkpoint due at once (see `retro_pipeline::checkpoint`). Nothing by default.
+    fn swept(&self, _took: Duration) {}
+
     /// Saves `snapshot` durably, replacing the previous checkpoint only once it is complete.
     fn save(&self, snapshot: &PlySnapshot) -> Result<(), String>;
 

@@ -217,7 +217,10 @@ impl Frontier {
             (Ready::Memory { keys, ascending }, None) => Ok(Segment::Memory { keys, ascending }),
             (Ready::Encoded { words, len, narrow }, Some(dir)) => {
                 let bytes = bytemuck::cast_slice(&words);
-                append_spill(&mut self.spill, dir, bytes).map(|offset| Segment::Spilled {
+                let appended = append_spill(&mut self.spill, dir, bytes);
+                // The keys are in the file now: their vector serves this thread again.
+                keep_spare(words);
+                appended.map(|offset| Segment::Spilled {
                     offset,
                     len,
                     narrow,
@@ -816,6 +819,11 @@ impl Sink {
         }
     }
 
+    /// Whether the list spills (out of core).
+    pub(crate) fn spills(&self) -> bool {
+        self.spills
+    }
+
     /// Adds the keys `keys` of slot `slot`.
     pub(crate) fn push(&self, slot: usize, keys: Vec<u64>) {
         let ready = Ready::of(keys, self.spills);
@@ -912,26 +920,69 @@ impl SlotLists {
 }
 
 impl Drop for SlotLists {
-    /// Keeps the vectors (emptied) for this thread's next task, up to [`SPARE_VECTORS`] of at
-    /// most [`SPARE_ROOM`] keys.
+    /// Keeps the vectors (emptied) for this thread's next task ([`keep_spare`]).
     fn drop(&mut self) {
-        SPARE_KEYS.with_borrow_mut(|spare| {
-            for mut keys in self.keys.drain(..) {
-                if spare.len() == SPARE_VECTORS {
-                    break;
-                }
-                if keys.capacity() > 0 && keys.capacity() <= SPARE_ROOM {
-                    keys.clear();
-                    spare.push(keys);
-                }
-            }
-        });
+        for keys in self.keys.drain(..) {
+            keep_spare(keys);
+        }
     }
+}
+
+/// Keeps `keys`'s vector, emptied, among this thread's spare vectors if it has room for at
+/// most [`SPARE_ROOM`] keys and the thread keeps fewer than [`SPARE_VECTORS`]; else frees it.
+fn keep_spare(mut keys: Vec<u64>) {
+    if keys.capacity() == 0 || keys.capacity() > SPARE_ROOM {
+        return;
+    }
+    SPARE_KEYS.with_borrow_mut(|spare| {
+        if spare.len() < SPARE_VECTORS {
+            keys.clear();
+            spare.push(keys);
+        }
+    });
+}
+
+/// An empty vector with room for `room` keys: one of this thread's spare vectors where it has
+/// one. The initial sweep's scheduled exits take theirs here: a stage's sweep makes tens of
+/// millions of them, and out of core each is freed once appended to its scratch file — new
+/// ones from glibc's allocator, in a heap of gigabytes, were an eighth of BOARD33 `browns=16`'s
+/// sweep (`_int_malloc` sorting its unsorted bin, and the pages of the new memory faulted in).
+pub(crate) fn spare_vector(room: usize) -> Vec<u64> {
+    let mut keys = SPARE_KEYS
+        .with_borrow_mut(|spare| spare.pop())
+        .unwrap_or_default();
+    keys.reserve(room);
+    keys
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spilled_lists_vector_serves_its_thread_again_and_a_kept_one_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let spilled = Sink::new(1, &Workspace::out_of_core(dir.path().into(), 0));
+        let mut keys = Vec::with_capacity(1000);
+        keys.extend([5u64, 9, 12]);
+        let held = keys.as_ptr();
+        spilled.push(0, keys);
+        // The same allocation, emptied, for the thread's next list.
+        let again = spare_vector(10);
+        assert_eq!(
+            (again.as_ptr(), again.len(), again.capacity()),
+            (held, 0, 1000)
+        );
+        // One larger than a spare keeps is freed; a list kept in memory keeps its vector.
+        spilled.push(0, vec![1; SPARE_ROOM + 1]);
+        let kept = Sink::new(1, &Workspace::in_memory());
+        kept.push(0, again);
+        kept.push(0, vec![7; 100]);
+        assert_eq!(spare_vector(10).capacity(), 10, "no spare left");
+        let mut f = spilled.into_inner();
+        f.seal().unwrap();
+        assert_eq!(f.len(), 3 + SPARE_ROOM as u64 + 1);
+    }
 
     fn roundtrip(space: &Workspace) -> Vec<(u32, Vec<u64>)> {
         // Through a sink (keys encoded before its lock, out of core) and directly.

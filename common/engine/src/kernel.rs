@@ -682,7 +682,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                         let slice = stage.slices[s as usize];
                         let start = chunk * SWEEP_CHUNK;
                         let end = (start + SWEEP_CHUNK).min(lens[s as usize]);
-                        let mut seeds = Seeds::default();
+                        let mut seeds = Seeds::for_lists(lost.spills());
                         let sections = Side::BOTH.map(|side| *section(s as usize, side));
                         sweep.sweep(slice, start..end, sections, &mut seeds);
                         for side in Side::BOTH {
@@ -734,6 +734,9 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             .map(|found| overflow_table(found.into_inner().expect("overflow lock")))
             .collect();
         times.init = clock.elapsed();
+        if let Some(keeper) = keeper {
+            keeper.swept(times.init);
+        }
         (frontier, exits, overflow, open, 1u32)
     };
     let sections = sections_with(&values, &final_bits, &roles, compact, &overflow);

@@ -34,6 +34,7 @@
 //! ([`crate::value_log`]) keeps it for the tables built at the stage's end.
 
 use crate::distinct::Distinct;
+use crate::frontier::spare_vector;
 use crate::game::{Game, Move, Side, SliceId, Stage};
 use crate::kernel::FinalValues;
 use crate::value::Value;
@@ -614,6 +615,9 @@ pub(crate) struct Seeds {
     pub(crate) error: Option<String>,
     /// `room[side][ply]`: the keys to make room for in a new exit list (see [`EXIT_ROOM`]).
     room: [[u32; 256]; 2],
+    /// Whether the exit lists go to lists that spill (their keys are copied to a scratch
+    /// file and the vectors used again), or are kept as they are (then without spare room).
+    spills: bool,
 }
 
 thread_local! {
@@ -626,8 +630,16 @@ thread_local! {
 }
 
 impl Default for Seeds {
-    /// Empty seeds, their exit lists to be sized by this thread's last sweep.
+    /// Empty seeds whose exit lists are kept as they are ([`Seeds::for_lists`]).
     fn default() -> Seeds {
+        Seeds::for_lists(false)
+    }
+}
+
+impl Seeds {
+    /// Empty seeds, their exit lists to be sized by this thread's last sweep, for lists that
+    /// spill or not.
+    pub(crate) fn for_lists(spills: bool) -> Seeds {
         Seeds {
             canonical: 0,
             lost: Default::default(),
@@ -636,31 +648,32 @@ impl Default for Seeds {
             overflow: Default::default(),
             error: None,
             room: EXIT_ROOM.get(),
+            spills,
         }
     }
-}
 
-impl Seeds {
     /// Schedules an exit of `(side, key)` at ply `ply`.
     #[inline]
     fn schedule(&mut self, ply: u8, side: Side, key: u64) {
         let at = &mut self.exit_at[side.index()][ply as usize];
         if *at == 0 {
             let room = self.room[side.index()][ply as usize] as usize;
-            let keys = Vec::with_capacity(room + room / 4);
+            let keys = spare_vector(room + room / 4);
             self.exits.push(((ply, side), keys));
             *at = self.exits.len() as u16;
         }
         self.exits[*at as usize - 1].1.push(key);
     }
 
-    /// Ends a sweep: each exit list's spare room is handed back, and its length noted for the
-    /// thread's next sweep ([`EXIT_ROOM`]).
+    /// Ends a sweep: each exit list's length is noted for the thread's next sweep
+    /// ([`EXIT_ROOM`]), and its spare room handed back where the list is kept as it is.
     fn close(&mut self) {
         let mut room = [[0u32; 256]; 2];
         for ((ply, side), keys) in &mut self.exits {
             room[side.index()][*ply as usize] = u32::try_from(keys.len()).unwrap_or(u32::MAX);
-            keys.shrink_to_fit();
+            if !self.spills {
+                keys.shrink_to_fit();
+            }
         }
         EXIT_ROOM.set(room);
     }
