@@ -66,6 +66,16 @@ pub trait FinalValues: Sync {
     }
 }
 
+/// No final values: for a stage whose moves never reach a table of an earlier stage (a
+/// game's first stage, a thresholded score game whose exits are [`Move::Known`]).
+pub struct NoFinals;
+
+impl FinalValues for NoFinals {
+    fn value(&self, _: Side, slice: SliceId, _: u64) -> Value {
+        unreachable!("a stage without earlier tables read a final value of {slice:?}")
+    }
+}
+
 /// The solved arrays of one slice.
 #[derive(Debug, PartialEq, Eq)]
 pub struct SolvedSlice {

@@ -39,7 +39,7 @@ pub use atomic::{ByteArray, ScratchError};
 pub use game::{BulkPlan, Game, Move, Share, Side, SliceId, Stage};
 pub use kernel::{
     compact_workspace_slice_bytes, solve_stage, solve_stage_into, FinalValues, KernelError,
-    PlyReport, SliceSink, SolvedSlice, StageTimes,
+    NoFinals, PlyReport, SliceSink, SolvedSlice, StageTimes,
 };
 pub use meter::{DiskIo, SliceCost};
 pub use value::{Outcome, Value};

@@ -29,7 +29,7 @@
 
 use crate::atomic::ByteArray;
 use crate::game::{Game, Move, Side, SliceId, Stage};
-use crate::kernel::{solve_stage, FinalValues, KernelError, PlyReport, StageTimes};
+use crate::kernel::{solve_stage, KernelError, NoFinals, PlyReport, StageTimes};
 use crate::meter::SliceCost;
 use crate::value::Value;
 use crate::workspace::Workspace;
@@ -186,15 +186,6 @@ impl<G: ScoreGame, F: FinalMargins> Game for AtThreshold<'_, G, F> {
 
     fn unmoves(&self, side: Side, slice: SliceId, key: u64, visit: impl FnMut(SliceId, u64, u64)) {
         self.game.unmoves(side, slice, key, visit)
-    }
-}
-
-/// No final values: a thresholded game never reads a table (its exits are [`Move::Known`]).
-pub(crate) struct NoFinals;
-
-impl FinalValues for NoFinals {
-    fn value(&self, _: Side, _: SliceId, _: u64) -> Value {
-        unreachable!("a thresholded score game has no table exits")
     }
 }
 

@@ -16,8 +16,9 @@
 
 use crate::atomic::ByteArray;
 use crate::game::{Game, Move, Side, SliceId, Stage};
+use crate::kernel::NoFinals;
 use crate::kernel::{KernelError, SolvedSlice};
-use crate::margin::{AtThreshold, FinalMargins, Margin, MarginSlice, NoFinals, ScoreGame};
+use crate::margin::{AtThreshold, FinalMargins, Margin, MarginSlice, ScoreGame};
 use crate::superstep::{self, SlotState, StepOutput};
 use crate::value::{Outcome, Value};
 use std::ops::Range;

@@ -8,7 +8,7 @@
 //! won for the opponent, win, and draw.
 
 use retro_engine::superstep::solve_stage_by_steps;
-use retro_engine::{solve_stage, FinalValues, Game, Move, Side, SliceId, Stage, Value, Workspace};
+use retro_engine::{solve_stage, Game, Move, NoFinals, Side, SliceId, Stage, Value, Workspace};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -175,15 +175,6 @@ impl Game for DenseGraph {
         for &from in &self.predecessors[key as usize] {
             visit(Self::slice_of(from), from, from / SLICES);
         }
-    }
-}
-
-/// No earlier stages.
-struct NoFinals;
-
-impl FinalValues for NoFinals {
-    fn value(&self, _: Side, _: SliceId, _: u64) -> Value {
-        unreachable!("the graph has one stage")
     }
 }
 

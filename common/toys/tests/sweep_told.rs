@@ -4,19 +4,10 @@
 //! (`retro_pipeline::checkpoint::StageCheckpoints`).
 
 use retro_engine::checkpoint::{Checkpoints, PlySnapshot, RestoreInto, RestoredPly, StageShape};
-use retro_engine::{solve_stage, FinalValues, Game, Side, SliceId, Value, Workspace};
+use retro_engine::{solve_stage, Game, NoFinals, Workspace};
 use retro_toys::RingHop;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// A stage of ring hop has no earlier stage it reads (its first stage has no exits).
-struct NoFinals;
-
-impl FinalValues for NoFinals {
-    fn value(&self, _: Side, _: SliceId, _: u64) -> Value {
-        unreachable!("the first stage reads no final value")
-    }
-}
 
 /// What the kernel told the keeper, in order.
 #[derive(Debug, Default)]
