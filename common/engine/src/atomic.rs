@@ -262,10 +262,27 @@ impl Eq for ByteArray {}
 /// Reserves the disk blocks of `file`'s first `len` bytes, so that a full disk is an error here
 /// rather than a fault (SIGBUS) later, when a page of the map is written back. Where the file
 /// system cannot reserve, the file stays sparse.
+///
+/// More than the file system has free fails at once, before any block is reserved: ext4
+/// reserves block by block and gives them back only once it runs out, so a reservation past
+/// the free space filled the disk for a moment, and whatever else wrote meanwhile (another
+/// stage's lists, another test) failed for lack of space.
 fn reserve_disk(file: &std::fs::File, len: u64) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
+        let mut stats = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+        // SAFETY: fstatvfs fills the struct it is given for the open file it is given.
+        if unsafe { libc::fstatvfs(file.as_raw_fd(), stats.as_mut_ptr()) } == 0 {
+            // SAFETY: filled by the successful call above.
+            let stats = unsafe { stats.assume_init() };
+            // The fields' types vary between platforms (u64 on x86-64 glibc).
+            #[allow(clippy::unnecessary_cast)]
+            let free = (stats.f_bavail as u64).saturating_mul(stats.f_frsize as u64);
+            if len > free {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+        }
         // SAFETY: fallocate only allocates blocks of the open file it is given.
         let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) };
         if rc != 0 {

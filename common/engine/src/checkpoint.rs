@@ -10,7 +10,7 @@
 //! driver decides *where and how* it is stored by implementing [`Checkpoints`] (the job
 //! directory's files, checksummed, in `retro-pipeline`).
 
-pub use crate::frontier::{sorted_keys, KeyChunk, Narrowing, SortedKeys};
+pub use crate::frontier::{sorted_keys, EncodedKeys, KeyChunk, Narrowing, SortedKeys};
 use std::fmt::Debug;
 use std::time::Duration;
 

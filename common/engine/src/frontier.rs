@@ -4,6 +4,11 @@
 //! Spilled keys take 4 bytes where they can ([`KeyChunk::Narrow`]): a game's keys rarely use
 //! all 64 bits (Sixteen Musashi's are brown masks of at most 33 points, one of which — black's
 //! — is empty in every key of a slice), and the scratch disk is what bounds the largest stages.
+//! Keys a producer made in order (a sweep's scheduled exits, a slot's bit-parallel claims, a
+//! restored checkpoint's lists) take about a byte and a half: narrowed, then coded as varint
+//! gaps in blocks of [`CHUNK`] keys ([`KeyChunk::Coded`]). On BOARD33 `browns=16` that took the
+//! job's disk at the sweep's end from 28,752 to 8,880 MiB, which the page cache, the
+//! plies that read the exits back and the first checkpoint all see.
 //!
 //! A list is filled by parallel tasks (each hands over what it produced for every slot) and,
 //! one ply later, read slot by slot. In memory a list a producer made in order (a sweep's
@@ -24,10 +29,12 @@
 //! (`kernel::expand`), narrowed to 32 bits where they were spilled so ([`GroupKeys`]).
 
 use crate::atomic::ScratchError;
+use crate::gaps::{write_varint, Gaps};
 use crate::workspace::Workspace;
 use either::Either;
 use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -52,6 +59,30 @@ enum Segment {
         len: usize,
         narrow: Option<Narrowing>,
     },
+    /// `len` ascending keys at byte `offset` of the scratch file, narrowed and coded as the
+    /// varint gaps of their narrow forms in `bytes` bytes ([`CodedBlock`]); the first and the
+    /// last key (narrow) kept here, so that a reader orders and checks segments without
+    /// reading the file.
+    Coded {
+        offset: usize,
+        bytes: u32,
+        len: u32,
+        first: u32,
+        last: u32,
+        narrow: Narrowing,
+    },
+}
+
+/// One coded block of a spilled list's ascending keys ([`Segment::Coded`]): at most [`CHUNK`]
+/// keys, so that a block is one chunk of parallel work, coded from zero.
+#[derive(Clone, Copy, Debug)]
+struct CodedBlock {
+    /// Where its bytes begin among those of the keys made ready.
+    at: usize,
+    bytes: u32,
+    len: u32,
+    first: u32,
+    last: u32,
 }
 
 /// How a spilled segment's keys fit in 32 bits: with bit `gap` (clear in all of them) taken
@@ -63,12 +94,12 @@ pub struct Narrowing {
 
 impl Narrowing {
     /// The bit taken out, as a byte (63: none), for a coded block to name its narrowing.
-    pub(crate) fn gap_byte(self) -> u8 {
+    pub fn gap_byte(self) -> u8 {
         self.gap as u8
     }
 
     /// The narrowing [`Narrowing::gap_byte`] names, if it is one.
-    pub(crate) fn from_gap_byte(gap: u8) -> Option<Narrowing> {
+    pub fn from_gap_byte(gap: u8) -> Option<Narrowing> {
         (gap < 64).then_some(Narrowing {
             gap: u32::from(gap),
         })
@@ -93,21 +124,36 @@ impl Narrowing {
     }
 
     /// The key `narrow` stands for.
-    pub(crate) fn widen(self, narrow: u32) -> u64 {
+    pub fn widen(self, narrow: u32) -> u64 {
         let low = (1u64 << self.gap) - 1;
         let narrow = u64::from(narrow);
         (narrow & low) | (narrow & !low) << 1
     }
 }
 
-/// A piece of a list as read: keys as they are (in memory, or spilled 8 bytes each), or
-/// narrowed to 4 bytes by [`Narrowing`].
+/// A piece of a list as read: keys as they are (in memory, or spilled 8 bytes each),
+/// narrowed to 4 bytes by [`Narrowing`], or ascending keys narrowed and coded as varint gaps
+/// (a spilled list's sorted pieces: a sweep's scheduled exits, bit-parallel claims).
 #[derive(Clone, Copy, Debug)]
 pub enum KeyChunk<'a> {
     /// The keys.
     Wide(&'a [u64]),
     /// The keys, narrowed.
     Narrow(&'a [u32], Narrowing),
+    /// `len` ascending keys, narrowed, as the varint gaps of `bytes`
+    /// ([`crate::gaps::encode_gaps`]), with the first and the last key (narrow).
+    Coded {
+        /// The gaps.
+        bytes: &'a [u8],
+        /// How many keys.
+        len: u32,
+        /// The first key, narrow.
+        first: u32,
+        /// The last key, narrow.
+        last: u32,
+        /// How the keys were narrowed.
+        narrow: Narrowing,
+    },
 }
 
 impl<'a> KeyChunk<'a> {
@@ -116,6 +162,7 @@ impl<'a> KeyChunk<'a> {
         match self {
             KeyChunk::Wide(keys) => keys.len(),
             KeyChunk::Narrow(keys, _) => keys.len(),
+            KeyChunk::Coded { len, .. } => *len as usize,
         }
     }
 
@@ -126,7 +173,12 @@ impl<'a> KeyChunk<'a> {
 
     /// The first key, if any.
     pub fn first(&self) -> Option<u64> {
-        self.iter().next()
+        match *self {
+            KeyChunk::Coded {
+                len, first, narrow, ..
+            } => (len > 0).then(|| narrow.widen(first)),
+            _ => self.iter().next(),
+        }
     }
 
     /// The last key, if any.
@@ -134,6 +186,9 @@ impl<'a> KeyChunk<'a> {
         match *self {
             KeyChunk::Wide(keys) => keys.last().copied(),
             KeyChunk::Narrow(keys, n) => keys.last().map(|&k| n.widen(k)),
+            KeyChunk::Coded {
+                len, last, narrow, ..
+            } => (len > 0).then(|| narrow.widen(last)),
         }
     }
 
@@ -141,7 +196,12 @@ impl<'a> KeyChunk<'a> {
     pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
         match *self {
             KeyChunk::Wide(keys) => Either::Left(keys.iter().copied()),
-            KeyChunk::Narrow(keys, n) => Either::Right(keys.iter().map(move |&k| n.widen(k))),
+            KeyChunk::Narrow(keys, n) => {
+                Either::Right(Either::Left(keys.iter().map(move |&k| n.widen(k))))
+            }
+            KeyChunk::Coded { bytes, narrow, .. } => Either::Right(Either::Right(
+                Gaps::new(bytes).map(move |k| narrow.widen(k as u32)),
+            )),
         }
     }
 
@@ -157,6 +217,41 @@ impl<'a> KeyChunk<'a> {
                 buffer.extend(keys.iter().map(|&k| n.widen(k)));
                 buffer
             }
+            KeyChunk::Coded { .. } => {
+                buffer.clear();
+                buffer.extend(self.iter());
+                buffer
+            }
+        }
+    }
+
+    /// The narrow keys of a [`KeyChunk::Coded`] or [`KeyChunk::Narrow`] piece appended to
+    /// `out` (nothing for a wide one).
+    fn extend_narrow(&self, out: &mut Vec<u32>) {
+        match *self {
+            KeyChunk::Wide(_) => {}
+            KeyChunk::Narrow(keys, _) => out.extend_from_slice(keys),
+            KeyChunk::Coded { bytes, len, .. } => {
+                out.reserve(len as usize);
+                out.extend(Gaps::new(bytes).map(|k| k as u32));
+            }
+        }
+    }
+
+    /// How the piece's keys are narrowed, if they are.
+    fn narrowing(&self) -> Option<Narrowing> {
+        match *self {
+            KeyChunk::Wide(_) => None,
+            KeyChunk::Narrow(_, n) | KeyChunk::Coded { narrow: n, .. } => Some(n),
+        }
+    }
+
+    /// The piece's bytes in memory (or in a map of its scratch file): where it lies, how long.
+    fn byte_range(&self) -> (usize, usize) {
+        match self {
+            KeyChunk::Wide(keys) => (keys.as_ptr() as usize, keys.len() * 8),
+            KeyChunk::Narrow(keys, _) => (keys.as_ptr() as usize, keys.len() * 4),
+            KeyChunk::Coded { bytes, .. } => (bytes.as_ptr() as usize, bytes.len()),
         }
     }
 }
@@ -209,33 +304,59 @@ impl Frontier {
         let len = match &ready {
             Ready::Memory { keys, .. } => keys.len(),
             Ready::Encoded { len, .. } => *len,
+            Ready::Coded { blocks, .. } => blocks.iter().map(|b| b.len as usize).sum(),
         };
         if len == 0 {
             return;
         }
-        let segment = match (ready, &self.scratch) {
-            (Ready::Memory { keys, ascending }, None) => Ok(Segment::Memory { keys, ascending }),
+        self.len += len as u64;
+        self.sorted = false;
+        self.collecting[slot] = false;
+        let appended = match (ready, &self.scratch) {
+            (Ready::Memory { keys, ascending }, None) => {
+                self.slots[slot].push(Segment::Memory { keys, ascending });
+                Ok(())
+            }
             (Ready::Encoded { words, len, narrow }, Some(dir)) => {
                 let bytes = bytemuck::cast_slice(&words);
                 let appended = append_spill(&mut self.spill, dir, bytes);
                 // The keys are in the file now: their vector serves this thread again.
                 keep_spare(words);
-                appended.map(|offset| Segment::Spilled {
-                    offset,
-                    len,
+                appended.map(|offset| {
+                    self.slots[slot].push(Segment::Spilled {
+                        offset,
+                        len,
+                        narrow,
+                    })
+                })
+            }
+            (
+                Ready::Coded {
+                    words,
+                    blocks,
                     narrow,
+                },
+                Some(dir),
+            ) => {
+                let bytes = bytemuck::cast_slice(&words);
+                let appended = append_spill(&mut self.spill, dir, bytes);
+                keep_spare(words);
+                appended.map(|offset| {
+                    let segments = blocks.iter().map(|b| Segment::Coded {
+                        offset: offset + b.at,
+                        bytes: b.bytes,
+                        len: b.len,
+                        first: b.first,
+                        last: b.last,
+                        narrow,
+                    });
+                    self.slots[slot].extend(segments);
                 })
             }
             _ => unreachable!("keys are made ready for the list they go to (`Ready::of`)"),
         };
-        self.len += len as u64;
-        self.sorted = false;
-        self.collecting[slot] = false;
-        match segment {
-            Ok(segment) => self.slots[slot].push(segment),
-            Err(e) => {
-                self.error.get_or_insert(e);
-            }
+        if let Err(e) = appended {
+            self.error.get_or_insert(e);
         }
     }
 
@@ -288,6 +409,7 @@ impl Frontier {
         let segment_len = |s: &Segment| match s {
             Segment::Memory { keys, .. } => keys.len() as u64,
             Segment::Spilled { len, .. } => *len as u64,
+            Segment::Coded { len, .. } => u64::from(*len),
         };
         (0..self.slots.len())
             .filter(|&s| pick(s))
@@ -386,6 +508,27 @@ impl Frontier {
                             ),
                         }
                     }
+                    &Segment::Coded {
+                        offset,
+                        bytes,
+                        len,
+                        first,
+                        last,
+                        narrow,
+                    } => {
+                        let map = map.expect("a spilled list is sealed before it is read");
+                        let bytes = &map[offset..offset + bytes as usize];
+                        chunks.push((
+                            tag,
+                            KeyChunk::Coded {
+                                bytes,
+                                len,
+                                first,
+                                last,
+                                narrow,
+                            },
+                        ));
+                    }
                 }
             }
         }
@@ -404,10 +547,7 @@ impl Frontier {
         let mut ranges: Vec<(usize, usize)> = chunks
             .iter()
             .filter_map(|(_, chunk)| {
-                let (start, bytes) = match chunk {
-                    KeyChunk::Wide(keys) => (keys.as_ptr() as usize, keys.len() * 8),
-                    KeyChunk::Narrow(keys, _) => (keys.as_ptr() as usize, keys.len() * 4),
-                };
+                let (start, bytes) = chunk.byte_range();
                 let inside = start >= base && start + bytes <= base + map.len();
                 inside.then(|| (start - base, start - base + bytes))
             })
@@ -448,7 +588,9 @@ fn merge_sorted(segments: &mut Vec<Segment>) {
     fn keys_of(segment: &Segment) -> (&[u64], bool) {
         match segment {
             Segment::Memory { keys, ascending } => (keys, *ascending),
-            Segment::Spilled { .. } => unreachable!("only lists in memory are merged"),
+            Segment::Spilled { .. } | Segment::Coded { .. } => {
+                unreachable!("only lists in memory are merged")
+            }
         }
     }
     let total: usize = segments.iter().map(|s| keys_of(s).0.len()).sum();
@@ -517,18 +659,13 @@ impl GroupKeys {
     /// [`GroupKeys::of`] for chunks without their slots.
     fn of_chunks(mut chunks: Vec<&KeyChunk>) -> GroupKeys {
         chunks.sort_by_key(|c| c.first());
-        let narrowing = match chunks.first() {
-            Some(KeyChunk::Narrow(_, n)) => Some(*n),
-            _ => None,
-        };
-        let same = |c: &KeyChunk| matches!(c, KeyChunk::Narrow(_, n) if Some(*n) == narrowing);
+        let narrowing = chunks.first().and_then(|c| c.narrowing());
+        let same = |c: &KeyChunk| narrowing.is_some() && c.narrowing() == narrowing;
         match narrowing.filter(|_| chunks.iter().all(|c| same(c))) {
             Some(n) => {
                 let mut keys = Vec::with_capacity(chunks.iter().map(|c| c.len()).sum());
                 for chunk in &chunks {
-                    if let KeyChunk::Narrow(narrow, _) = chunk {
-                        keys.extend_from_slice(narrow);
-                    }
+                    chunk.extend_narrow(&mut keys);
                 }
                 GroupKeys::Narrow(keys, n)
             }
@@ -631,11 +768,31 @@ impl SortedKeys<'_> {
         }
     }
 
-    /// The varint gaps of the keys ([`crate::gaps::encode_gaps`]), encoded in parallel runs of
-    /// at least [`ENCODE_RUN`] keys, each after the last key of the run before: the bytes of
-    /// one pass over the keys. (One pass was a checkpoint's tail: the last large lists encoded
-    /// by one thread while the other idled.)
-    pub fn encode_gaps(&self) -> Vec<u8> {
+    /// The one narrowing of all the keys, if they were all narrowed the same way (spilled
+    /// Sixteen Musashi lists always are).
+    fn narrowing(&self) -> Option<Narrowing> {
+        match &self.0 {
+            Sorted::InOrder(pieces) => {
+                let n = pieces.first()?.narrowing()?;
+                pieces.iter().all(|p| p.narrowing() == Some(n)).then_some(n)
+            }
+            Sorted::Gathered(GroupKeys::Narrow(_, n)) => Some(*n),
+            Sorted::Gathered(GroupKeys::Wide(_)) => None,
+        }
+    }
+
+    /// The keys coded for a checkpoint: the varint gaps ([`crate::gaps::encode_gaps`]) of
+    /// their narrow forms where they share one narrowing, else of the keys themselves. Coded in
+    /// parallel runs of at least [`ENCODE_RUN`] keys, each after the last key of the run
+    /// before: the bytes of one pass over the keys. (One pass was a checkpoint's tail: the last
+    /// large lists encoded by one thread while the other idled.)
+    ///
+    /// Narrow, the pieces a sweep or a bulk claim spilled coded ([`KeyChunk::Coded`]) are
+    /// copied as they are: only each one's first gap, which its block takes from zero, is
+    /// coded again, from the last key of the piece before. Decoding and coding them again key
+    /// by key was half of a first checkpoint's time (BOARD33 `browns=13`).
+    pub fn encode(&self) -> EncodedKeys {
+        let narrowing = self.narrowing();
         let gathered;
         let pieces: &[KeyChunk] = match &self.0 {
             Sorted::InOrder(pieces) => pieces,
@@ -660,26 +817,110 @@ impl SortedKeys<'_> {
         let encoded: Vec<Vec<u8>> = runs
             .into_par_iter()
             .map(|run| {
-                let last = pieces[..run.start].iter().rev().find_map(KeyChunk::last);
                 let keys: usize = pieces[run.clone()].iter().map(KeyChunk::len).sum();
                 let mut out = Vec::with_capacity(keys * 2);
-                let run_keys = pieces[run].iter().flat_map(KeyChunk::iter);
-                crate::gaps::encode_gaps_after(last.unwrap_or(0), run_keys, &mut out);
+                let before = pieces[..run.start].iter().rev().find(|p| !p.is_empty());
+                match narrowing {
+                    Some(_) => {
+                        let mut last = before.map_or(0, |p| narrow_last(p));
+                        for piece in &pieces[run] {
+                            last = encode_narrow_after(last, piece, &mut out);
+                        }
+                    }
+                    None => {
+                        let last = before.and_then(KeyChunk::last).unwrap_or(0);
+                        let run_keys = pieces[run].iter().flat_map(KeyChunk::iter);
+                        crate::gaps::encode_gaps_after(last, run_keys, &mut out);
+                    }
+                }
                 out
             })
             .collect();
-        if encoded.len() == 1 {
-            return encoded.into_iter().next().expect("one run");
-        }
-        let mut out = Vec::with_capacity(encoded.iter().map(Vec::len).sum());
-        for run in encoded {
-            out.extend_from_slice(&run);
-        }
-        out
+        let gaps = if encoded.len() == 1 {
+            encoded.into_iter().next().expect("one run")
+        } else {
+            let mut out = Vec::with_capacity(encoded.iter().map(Vec::len).sum());
+            for run in encoded {
+                out.extend_from_slice(&run);
+            }
+            out
+        };
+        EncodedKeys { narrowing, gaps }
     }
 }
 
-/// The fewest keys [`SortedKeys::encode_gaps`] encodes in one parallel run.
+/// A list's sorted keys coded by [`SortedKeys::encode`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct EncodedKeys {
+    /// The narrowing the keys share, if any: then the gaps are those of the narrow keys.
+    pub narrowing: Option<Narrowing>,
+    /// The varint gaps ([`crate::gaps::encode_gaps`]).
+    pub gaps: Vec<u8>,
+}
+
+impl EncodedKeys {
+    /// The keys `gaps` hold, widened by `narrowing` where there is one; fails on a damaged
+    /// coding (a narrow key past 32 bits is damage too).
+    pub fn decode(
+        narrowing: Option<Narrowing>,
+        gaps: &[u8],
+    ) -> Result<Vec<u64>, crate::gaps::GapError> {
+        let mut keys = Vec::with_capacity(gaps.len());
+        let mut wide = true;
+        crate::gaps::decode_gaps(gaps, |key| match narrowing {
+            None => keys.push(key),
+            Some(n) => {
+                wide &= key <= u64::from(u32::MAX);
+                keys.push(n.widen(key as u32));
+            }
+        })?;
+        if !wide {
+            return Err(crate::gaps::GapError::KeyOverflow);
+        }
+        Ok(keys)
+    }
+}
+
+/// The last key of a non-empty narrowed piece, narrow.
+fn narrow_last(piece: &KeyChunk) -> u64 {
+    match *piece {
+        KeyChunk::Narrow(keys, _) => keys.last().map_or(0, |&k| u64::from(k)),
+        KeyChunk::Coded { last, .. } => u64::from(last),
+        KeyChunk::Wide(_) => unreachable!("only narrowed pieces are coded narrow"),
+    }
+}
+
+/// Appends the narrow gaps of `piece` (narrowed, its keys from `last` on) to `out`; returns
+/// its last key, narrow (`last` for an empty piece).
+fn encode_narrow_after(last: u64, piece: &KeyChunk, out: &mut Vec<u8>) -> u64 {
+    match *piece {
+        KeyChunk::Narrow(keys, _) => {
+            crate::gaps::encode_gaps_after(last, keys.iter().map(|&k| u64::from(k)), out);
+            keys.last().map_or(last, |&k| u64::from(k))
+        }
+        KeyChunk::Coded {
+            bytes,
+            len,
+            first,
+            last: piece_last,
+            ..
+        } => {
+            if len == 0 {
+                return last;
+            }
+            // The block's first gap is its first key, from zero: coded again from `last`.
+            let mut head = [0u8; 10];
+            let skip = crate::gaps::write_varint(u64::from(first), &mut head);
+            let used = crate::gaps::write_varint(u64::from(first) - last, &mut head);
+            out.extend_from_slice(&head[..used]);
+            out.extend_from_slice(&bytes[skip..]);
+            u64::from(piece_last)
+        }
+        KeyChunk::Wide(_) => unreachable!("only narrowed pieces are coded narrow"),
+    }
+}
+
+/// The fewest keys [`SortedKeys::encode`] codes in one parallel run.
 pub const ENCODE_RUN: usize = 1 << 20;
 
 /// All the keys of `chunks` (a list's pieces, as a checkpoint holds them), sorted. Pieces that
@@ -707,6 +948,8 @@ fn in_order(pieces: &[KeyChunk]) -> bool {
         KeyChunk::Wide(keys) => keys.is_sorted(),
         // Narrowing keeps the keys' order.
         KeyChunk::Narrow(keys, _) => keys.is_sorted(),
+        // Coded from ascending keys (gaps are never negative).
+        KeyChunk::Coded { .. } => true,
     });
     let mut last = 0u64;
     each_sorted
@@ -739,6 +982,14 @@ enum Ready {
         len: usize,
         narrow: Option<Narrowing>,
     },
+    /// Ascending keys for a spilled list, narrowed and coded in blocks ([`Segment::Coded`]).
+    Coded {
+        /// The file's bytes, as native-endian words (padded to whole words).
+        words: Vec<u64>,
+        /// The blocks, in order; a list of a task's keys for one slot is mostly one.
+        blocks: SmallVec<[CodedBlock; 1]>,
+        narrow: Narrowing,
+    },
 }
 
 impl Ready {
@@ -750,13 +1001,21 @@ impl Ready {
     /// In memory, whether the keys ascend is checked here, while the task that made them
     /// most likely still has them in its caches (a merge reads only what this finds; an
     /// unsorted list stops the check at its first descent).
+    ///
+    /// Spilled, ascending keys that narrow (a sweep's scheduled exits, a slot's bit-parallel
+    /// claims, a restored checkpoint's lists) are coded as varint gaps ([`Ready::coded`]):
+    /// about a byte and a half a key instead of four, for the scratch file, the page cache
+    /// and a first checkpoint that reads them all back.
     fn of(mut keys: Vec<u64>, spills: bool) -> Ready {
+        let ascending = keys.is_sorted();
         if !spills {
-            let ascending = keys.is_sorted();
             return Ready::Memory { keys, ascending };
         }
         let len = keys.len();
         let narrow = Narrowing::of(keys.iter().fold(0, |union, &key| union | key));
+        if let (Some(n), true) = (narrow, ascending) {
+            return Ready::coded(keys, n);
+        }
         if let Some(n) = narrow {
             for i in 0..len.div_ceil(2) {
                 let low = n.narrow(keys[2 * i]);
@@ -770,6 +1029,45 @@ impl Ready {
             words: keys,
             len,
             narrow,
+        }
+    }
+
+    /// Ascending `keys`, narrowed by `n`, coded in their own buffer in blocks of at most
+    /// [`CHUNK`] keys, each block's gaps taken from zero. In place: key `i` is read from bytes
+    /// `8i..8i + 8` before its gap (at most 5 bytes: narrow keys have 32 bits) is written at
+    /// or below byte `5i`, so no key is overwritten before it is read.
+    fn coded(mut keys: Vec<u64>, n: Narrowing) -> Ready {
+        let len = keys.len();
+        let mut blocks = SmallVec::new();
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut keys[..]);
+        let key_at = |bytes: &[u8], i: usize| {
+            let word: [u8; 8] = bytes[8 * i..8 * i + 8].try_into().expect("8 bytes");
+            n.narrow(u64::from_ne_bytes(word))
+        };
+        let mut used = 0;
+        for start in (0..len).step_by(CHUNK) {
+            let end = (start + CHUNK).min(len);
+            let at = used;
+            let first = key_at(bytes, start);
+            let mut last = 0;
+            for i in start..end {
+                let key = key_at(bytes, i);
+                used += write_varint(u64::from(key - last), &mut bytes[used..]);
+                last = key;
+            }
+            blocks.push(CodedBlock {
+                at,
+                bytes: (used - at) as u32,
+                len: (end - start) as u32,
+                first,
+                last,
+            });
+        }
+        keys.truncate(used.div_ceil(8));
+        Ready::Coded {
+            words: keys,
+            blocks,
+            narrow: n,
         }
     }
 }
@@ -1067,25 +1365,80 @@ mod tests {
     }
 
     #[test]
-    fn spilled_lists_take_four_bytes_a_key_when_the_keys_narrow() {
+    fn spilled_lists_take_four_bytes_a_key_when_the_keys_narrow_and_about_one_when_they_ascend() {
         let dir = tempfile::tempdir().unwrap();
         let space = Workspace::out_of_core(dir.path().into(), 0);
-        let mut f = Frontier::new(2, &space);
-        f.push(0, (0..1001u64).map(|k| k << 22 | 1 << 32).collect());
+        let mut f = Frontier::new(3, &space);
+        let unsorted: Vec<u64> = (0..1001u64).rev().map(|k| k << 22 | 1 << 32).collect();
+        f.push(0, unsorted.clone());
         f.push(1, vec![1 << 40, 1]);
+        // Ascending keys of 33 bits, gaps of 3: coded in blocks of CHUNK keys, each from zero.
+        let ascending: Vec<u64> = (0..10_000u64).map(|k| 1 << 32 | (k * 3 + 1)).collect();
+        f.push(2, ascending.clone());
         f.seal().unwrap();
         let written = f.spill.as_ref().map(|s| s.written);
-        // 1001 narrow keys padded to 8 bytes, then two wide ones.
-        assert_eq!(written, Some(4008 + 16));
-        let chunks = f.chunks(&[0, 1]);
+        // 1001 narrow keys padded to 8 bytes, two wide ones; then three blocks: a first key
+        // of 5 bytes (narrowed, its bit 32 moves down to bit 31), then a byte a gap.
+        let first = |k: u64| crate::gaps::write_varint(k, &mut [0; 10]);
+        let coded: usize = [0, CHUNK as u64, 2 * CHUNK as u64]
+            .iter()
+            .map(|&k| first(1 << 31 | (k * 3 + 1)))
+            .sum::<usize>()
+            + (10_000 - 3);
+        assert_eq!(written, Some(4008 + 16 + coded.div_ceil(8) * 8));
+        let chunks = f.chunks(&[0, 1, 2]);
         assert!(matches!(chunks[0].1, KeyChunk::Narrow(..)));
         assert!(matches!(chunks[1].1, KeyChunk::Wide(..)));
+        let blocks: Vec<usize> = chunks[2..].iter().map(|(_, c)| c.len()).collect();
+        assert_eq!(blocks, [CHUNK, CHUNK, 10_000 - 2 * CHUNK]);
+        for (_, chunk) in &chunks[2..] {
+            assert!(matches!(chunk, KeyChunk::Coded { .. }));
+            let keys: Vec<u64> = chunk.iter().collect();
+            assert_eq!(
+                (chunk.first(), chunk.last()),
+                (keys.first().copied(), keys.last().copied())
+            );
+            assert_eq!(chunk.keys(&mut Vec::new()), keys);
+        }
         let keys: Vec<u64> = chunks.iter().flat_map(|(_, c)| c.iter()).collect();
-        let want: Vec<u64> = (0..1001u64)
-            .map(|k| k << 22 | 1 << 32)
+        let want: Vec<u64> = unsorted
+            .into_iter()
             .chain([1 << 40, 1])
+            .chain(ascending.iter().copied())
             .collect();
         assert_eq!(keys, want);
+        // Gathered for sorting, 4 bytes a key; and sorted as a checkpoint reads them: the
+        // blocks as they are.
+        let group: Vec<(u32, KeyChunk)> = chunks[2..].to_vec();
+        assert_eq!(GroupKeys::of(&group).into_wide(), ascending);
+        let pieces: Vec<KeyChunk> = group.iter().rev().map(|(_, c)| *c).collect();
+        let sorted = sorted_keys(&pieces);
+        assert!(sorted.reads_pieces());
+        assert_eq!(sorted.iter().collect::<Vec<u64>>(), ascending);
+        // Coded for a checkpoint: the blocks copied, each first gap coded again, give the
+        // bytes of the narrow keys coded in one pass; decoded, the keys.
+        let n = Narrowing::of(1 << 32 | 0x7FFF).unwrap();
+        let mut one_pass = Vec::new();
+        crate::gaps::encode_gaps(
+            ascending.iter().map(|&k| u64::from(n.narrow(k))),
+            &mut one_pass,
+        );
+        let encoded = sorted.encode();
+        assert_eq!(
+            encoded,
+            EncodedKeys {
+                narrowing: Some(n),
+                gaps: one_pass
+            }
+        );
+        assert_eq!(
+            EncodedKeys::decode(encoded.narrowing, &encoded.gaps).unwrap(),
+            ascending
+        );
+        // A narrow key past 32 bits is damage.
+        let mut wide = Vec::new();
+        crate::gaps::encode_gaps([1u64 << 33].into_iter(), &mut wide);
+        assert!(EncodedKeys::decode(Some(n), &wide).is_err());
     }
 
     #[test]
@@ -1125,7 +1478,17 @@ mod tests {
                 all.sort_unstable();
                 crate::gaps::encode_gaps(all.into_iter(), &mut want);
             }
-            assert_eq!(sorted.encode_gaps(), want, "gathered: {gathered}");
+            // Narrowed pieces are coded narrow (here the narrow keys are the keys).
+            let narrowing = gathered.then_some(narrowing);
+            let encoded = sorted.encode();
+            assert_eq!(
+                encoded,
+                EncodedKeys {
+                    narrowing,
+                    gaps: want
+                },
+                "gathered: {gathered}"
+            );
         }
     }
 

@@ -27,15 +27,8 @@ pub fn encode_gaps_after(mut last: u64, keys: impl Iterator<Item = u64>, out: &m
     // Internal iteration: chained pieces of a list are folded piece by piece.
     keys.for_each(|key| {
         debug_assert!(key >= last, "keys are sorted");
-        let mut gap = key - last;
+        used += write_varint(key - last, &mut buffer[used..]);
         last = key;
-        while gap >= 0x80 {
-            buffer[used] = gap as u8 | 0x80;
-            used += 1;
-            gap >>= 7;
-        }
-        buffer[used] = gap as u8;
-        used += 1;
         in_run += 1;
         if in_run == RUN {
             out.extend_from_slice(&buffer[..used]);
@@ -44,6 +37,77 @@ pub fn encode_gaps_after(mut last: u64, keys: impl Iterator<Item = u64>, out: &m
         }
     });
     out.extend_from_slice(&buffer[..used]);
+}
+
+/// Writes `gap` as a LEB128 varint at the start of `out` (which must have room: up to 10
+/// bytes, 5 for a gap of 32 bits); returns the bytes written.
+#[inline]
+pub fn write_varint(mut gap: u64, out: &mut [u8]) -> usize {
+    let mut used = 0;
+    while gap >= 0x80 {
+        out[used] = gap as u8 | 0x80;
+        used += 1;
+        gap >>= 7;
+    }
+    out[used] = gap as u8;
+    used + 1
+}
+
+/// Reads the varint at `bytes[*at..]` and moves `at` past it.
+#[inline]
+fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, GapError> {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let Some(&byte) = bytes.get(*at) else {
+            return Err(GapError::CutOff);
+        };
+        if shift > 63 {
+            return Err(GapError::Overlong);
+        }
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+        shift += 7;
+    }
+}
+
+/// The keys whose gaps [`encode_gaps`] wrote to some bytes, decoded as they are read: for
+/// bytes this process wrote itself (a spilled list's scratch file), which cannot be damaged
+/// short of the hardware; a damaged encoding ends the keys early (in debug builds it panics).
+#[derive(Clone, Debug)]
+pub struct Gaps<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    key: u64,
+}
+
+impl<'a> Gaps<'a> {
+    /// The keys of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Gaps<'a> {
+        Gaps {
+            bytes,
+            at: 0,
+            key: 0,
+        }
+    }
+}
+
+impl Iterator for Gaps<'_> {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.at == self.bytes.len() {
+            return None;
+        }
+        let gap = read_varint(self.bytes, &mut self.at);
+        debug_assert!(gap.is_ok(), "a damaged gap in bytes of this process");
+        self.key = self.key.checked_add(gap.ok()?)?;
+        Some(self.key)
+    }
 }
 
 /// Why gaps could not be decoded.
@@ -73,24 +137,11 @@ impl std::error::Error for GapError {}
 /// a damaged encoding (after visiting the keys before the damage).
 pub fn decode_gaps(bytes: &[u8], mut visit: impl FnMut(u64)) -> Result<(), GapError> {
     let mut key = 0u64;
-    let mut gap = 0u64;
-    let mut shift = 0;
-    for &byte in bytes {
-        if shift > 63 {
-            return Err(GapError::Overlong);
-        }
-        gap |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 != 0 {
-            shift += 7;
-            continue;
-        }
+    let mut at = 0;
+    while at < bytes.len() {
+        let gap = read_varint(bytes, &mut at)?;
         key = key.checked_add(gap).ok_or(GapError::KeyOverflow)?;
         visit(key);
-        gap = 0;
-        shift = 0;
-    }
-    if shift != 0 {
-        return Err(GapError::CutOff);
     }
     Ok(())
 }

@@ -7,7 +7,9 @@
 //! * `a<A>-ply-<P>/slot-<s>.table`: the slot's value bytes and final bits, both sides, as a
 //!   table file of checksummed zstd blocks (the format of the result tables);
 //! * `a<A>-ply-<P>/list-<i>.table`: each non-empty list (a frontier or scheduled exits of one
-//!   section), keys sorted and delta-coded; scheduled exits do not change until their ply, so
+//!   section), keys sorted and delta-coded (narrowed first where the list's keys share one
+//!   narrowing: then the blocks the kernel spilled coded are copied as they are, not decoded
+//!   and coded again); scheduled exits do not change until their ply, so
 //!   a list the checkpoint before holds already is a hard link to its file (most of a large
 //!   stage's keys are scheduled exits); `overflow.table` the large counters;
 //! * `a<A>-ply-<P>/state.json`: the ply, the open counts, the times and which list is which, as
@@ -27,8 +29,8 @@ use crate::log_file::{read_log_file, write_log_file};
 use crate::steps::decode_keys;
 use rayon::prelude::*;
 use retro_engine::checkpoint::{
-    sorted_keys, CarriedTimes, Checkpoints, KeyChunk, ListId, PlySnapshot, RestoreInto,
-    RestoredPly, StageShape,
+    sorted_keys, CarriedTimes, Checkpoints, EncodedKeys, KeyChunk, ListId, Narrowing, PlySnapshot,
+    RestoreInto, RestoredPly, StageShape,
 };
 use retro_engine::largest_first::largest_first;
 use retro_store::{checked_json, write_atomic, SliceTable, TableWriter};
@@ -49,6 +51,12 @@ const LEVEL: i32 = 1;
 /// The section name of a list file's keys: sorted, as varints of their differences
 /// ([`crate::steps::encode_keys`]).
 const SORTED_KEYS: &str = "sorted-keys";
+
+/// The section names of a list file whose keys share one narrowing (spilled Sixteen Musashi
+/// lists always do, [`Narrowing`]): the narrowing's byte ([`Narrowing::gap_byte`]), then the
+/// narrow keys sorted, as varints of their differences ([`EncodedKeys`]).
+const NARROWING: &str = "narrowing";
+const NARROW_SORTED_KEYS: &str = "narrow-sorted-keys";
 
 /// What `state.json` records of a checkpoint.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
@@ -335,12 +343,19 @@ impl StageCheckpoints {
                 if !reads_pieces {
                     (snapshot.release_list)(*id);
                 }
-                let bytes = keys.encode_gaps();
+                let encoded = keys.encode();
                 drop(keys);
                 if reads_pieces {
                     (snapshot.release_list)(*id);
                 }
-                let sections = [(SORTED_KEYS, &bytes[..])];
+                let gap_byte;
+                let sections: Vec<(&str, &[u8])> = match encoded.narrowing {
+                    Some(n) => {
+                        gap_byte = [n.gap_byte()];
+                        vec![(NARROWING, &gap_byte), (NARROW_SORTED_KEYS, &encoded.gaps)]
+                    }
+                    None => vec![(SORTED_KEYS, &encoded.gaps)],
+                };
                 let table = TableWriter::encode(&format!("{id:?}"), &sections, LEVEL);
                 write_synced(&path, &table).map(|()| 0)
             })
@@ -569,16 +584,26 @@ fn file_safe(name: &str) -> String {
 }
 
 /// The one section of a one-section table file, checksums verified.
-/// The keys of a list file: sorted and delta-coded ([`SORTED_KEYS`]), or, in checkpoints
-/// written before that, 8-byte little-endian keys (`keys`).
+/// The keys of a list file: narrow keys sorted and delta-coded after their narrowing
+/// ([`NARROW_SORTED_KEYS`]); keys sorted and delta-coded ([`SORTED_KEYS`]: lists that do not
+/// narrow, and every list of checkpoints written before narrow ones); or, in checkpoints written
+/// before that, 8-byte little-endian keys (`keys`).
 fn read_list(path: &Path) -> Result<Vec<u64>, String> {
     let table = SliceTable::open(path).map_err(|e| e.to_string())?;
     let bytes = table.read_section(0).map_err(|e| e.to_string())?;
-    match table.section_names().first().copied() {
-        Some(SORTED_KEYS) => {
-            decode_keys(&bytes).map_err(|e| format!("{}: damaged keys: {e}", path.display()))
+    let damaged = |e: &dyn std::fmt::Display| format!("{}: damaged keys: {e}", path.display());
+    match table.section_names()[..] {
+        [NARROWING, NARROW_SORTED_KEYS] => {
+            let narrowing = match bytes[..] {
+                [gap] => Narrowing::from_gap_byte(gap),
+                _ => None,
+            }
+            .ok_or_else(|| format!("{}: not a narrowing of keys", path.display()))?;
+            let gaps = table.read_section(1).map_err(|e| e.to_string())?;
+            EncodedKeys::decode(Some(narrowing), &gaps).map_err(|e| damaged(&e))
         }
-        Some("keys") if bytes.len() % 8 == 0 => Ok(bytes
+        [SORTED_KEYS, ..] => decode_keys(&bytes).map_err(|e| damaged(&e)),
+        ["keys", ..] if bytes.len() % 8 == 0 => Ok(bytes
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
             .collect()),
@@ -655,6 +680,19 @@ mod tests {
         let cut = list_file(dir.path(), SORTED_KEYS, &[0x80]);
         let e = read_list(&cut).unwrap_err();
         assert!(e.contains("damaged keys"), "{e}");
+        // Narrow keys after their narrowing: bit 31 taken out, so 1 << 32 is narrow 1 << 31.
+        let narrow_file = |gap: &[u8], gaps: &[u8]| {
+            let path = dir.path().join("narrow.table");
+            let sections = [(NARROWING, gap), (NARROW_SORTED_KEYS, gaps)];
+            std::fs::write(&path, TableWriter::encode("list", &sections, LEVEL)).unwrap();
+            path
+        };
+        let narrow = narrow_file(&[31], &encode_keys(&[5, 7, 1 << 31 | 2]));
+        assert_eq!(read_list(&narrow).unwrap(), [5, 7, 1 << 32 | 2]);
+        let e = read_list(&narrow_file(&[64], &[5])).unwrap_err();
+        assert!(e.contains("narrow.table: not a narrowing of keys"), "{e}");
+        let e = read_list(&narrow_file(&[31], &encode_keys(&[1 << 32]))).unwrap_err();
+        assert!(e.contains("narrow.table: damaged keys"), "{e}");
     }
 
     #[test]
