@@ -5,7 +5,7 @@
 //! all 64 bits (Sixteen Musashi's are brown masks of at most 33 points, one of which — black's
 //! — is empty in every key of a slice), and the scratch disk is what bounds the largest stages.
 //! Keys a producer made in order (a sweep's scheduled exits, a slot's bit-parallel claims, a
-//! restored checkpoint's lists) take about a byte and a half: narrowed, then coded as varint
+//! restored checkpoint's lists) take about a byte and a quarter: narrowed, then coded as varint
 //! gaps in blocks of [`CHUNK`] keys ([`KeyChunk::Coded`]). On BOARD33 `browns=16` that took the
 //! job's disk at the sweep's end from 28,752 to 8,880 MiB, which the page cache, the
 //! plies that read the exits back and the first checkpoint all see.
@@ -1004,7 +1004,7 @@ impl Ready {
     ///
     /// Spilled, ascending keys that narrow (a sweep's scheduled exits, a slot's bit-parallel
     /// claims, a restored checkpoint's lists) are coded as varint gaps ([`Ready::coded`]):
-    /// about a byte and a half a key instead of four, for the scratch file, the page cache
+    /// about a byte and a quarter a key instead of four, for the scratch file, the page cache
     /// and a first checkpoint that reads them all back.
     fn of(mut keys: Vec<u64>, spills: bool) -> Ready {
         let ascending = keys.is_sorted();
