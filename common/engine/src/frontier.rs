@@ -317,43 +317,18 @@ impl Frontier {
                 self.slots[slot].push(Segment::Memory { keys, ascending });
                 Ok(())
             }
-            (Ready::Encoded { words, len, narrow }, Some(dir)) => {
-                let bytes = bytemuck::cast_slice(&words);
-                let appended = append_spill(&mut self.spill, dir, bytes);
+            (Ready::Memory { .. }, Some(_)) | (_, None) => {
+                unreachable!("keys are made ready for the list they go to (`Ready::of`)")
+            }
+            (ready, Some(dir)) => {
+                let appended = append_spill(&mut self.spill, dir, ready.file_bytes());
+                if let Ok(offset) = appended {
+                    ready.spilled_segments(offset, &mut self.slots[slot]);
+                }
                 // The keys are in the file now: their vector serves this thread again.
-                keep_spare(words);
-                appended.map(|offset| {
-                    self.slots[slot].push(Segment::Spilled {
-                        offset,
-                        len,
-                        narrow,
-                    })
-                })
+                keep_spare(ready.into_words());
+                appended.map(|_| ())
             }
-            (
-                Ready::Coded {
-                    words,
-                    blocks,
-                    narrow,
-                },
-                Some(dir),
-            ) => {
-                let bytes = bytemuck::cast_slice(&words);
-                let appended = append_spill(&mut self.spill, dir, bytes);
-                keep_spare(words);
-                appended.map(|offset| {
-                    let segments = blocks.iter().map(|b| Segment::Coded {
-                        offset: offset + b.at,
-                        bytes: b.bytes,
-                        len: b.len,
-                        first: b.first,
-                        last: b.last,
-                        narrow,
-                    });
-                    self.slots[slot].extend(segments);
-                })
-            }
-            _ => unreachable!("keys are made ready for the list they go to (`Ready::of`)"),
         };
         if let Err(e) = appended {
             self.error.get_or_insert(e);
@@ -1029,6 +1004,47 @@ impl Ready {
             words: keys,
             len,
             narrow,
+        }
+    }
+
+    /// The scratch file's bytes of keys made ready for a spilled list.
+    fn file_bytes(&self) -> &[u8] {
+        match self {
+            Ready::Encoded { words, .. } | Ready::Coded { words, .. } => {
+                bytemuck::cast_slice(words)
+            }
+            Ready::Memory { .. } => unreachable!("keys in memory have no file bytes"),
+        }
+    }
+
+    /// Adds to `segments` the segments of keys made ready for a spilled list, once their
+    /// [`Ready::file_bytes`] are at `offset` of the scratch file.
+    fn spilled_segments(&self, offset: usize, segments: &mut Vec<Segment>) {
+        match *self {
+            Ready::Encoded { len, narrow, .. } => segments.push(Segment::Spilled {
+                offset,
+                len,
+                narrow,
+            }),
+            Ready::Coded {
+                ref blocks, narrow, ..
+            } => segments.extend(blocks.iter().map(|b| Segment::Coded {
+                offset: offset + b.at,
+                bytes: b.bytes,
+                len: b.len,
+                first: b.first,
+                last: b.last,
+                narrow,
+            })),
+            Ready::Memory { .. } => unreachable!("keys in memory are not spilled"),
+        }
+    }
+
+    /// The vector that held the keys, for its thread's next list ([`keep_spare`]).
+    fn into_words(self) -> Vec<u64> {
+        match self {
+            Ready::Encoded { words, .. } | Ready::Coded { words, .. } => words,
+            Ready::Memory { keys, .. } => keys,
         }
     }
 
