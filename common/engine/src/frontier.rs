@@ -14,9 +14,9 @@
 //! one ply later, read slot by slot. In memory a list a producer made in order (a sweep's
 //! exits, a slot's bit-parallel claims) is kept as one *segment*, never copied, and the small
 //! per-slot vectors of the tasks that push to targets are copied into the slot's collecting
-//! segments (blocks of [`COLLECTED_KEYS`]) and used again; out of core a task's keys are
-//! appended to the list's scratch file at once and only their offset kept, and the file is
-//! mapped read-only when the list is read. Segments of one slot may come from many tasks;
+//! segments (blocks of [`COLLECTED_KEYS`], each thread its own) and used again; out of core a
+//! task's keys are appended to the list's scratch file at once and only their offset kept, and
+//! the file is mapped read-only when the list is read. Segments of one slot may come from many tasks;
 //! their order does not matter to the kernel's results.
 //!
 //! It matters to its speed: when a list in memory is sealed, each slot's keys are put in order
@@ -371,6 +371,26 @@ impl Frontier {
                 });
                 self.collecting[slot] = true;
             }
+        }
+    }
+
+    /// Moves the segments of `other`, a list in memory of as many slots, to the end of this
+    /// one's (no key is copied).
+    fn join(&mut self, mut other: Frontier) {
+        debug_assert!(!other.is_spilled() && other.slots.len() == self.slots.len());
+        if other.len == 0 {
+            return;
+        }
+        self.len += other.len;
+        self.sorted = false;
+        for (slot, segments) in other.slots.iter_mut().enumerate() {
+            if !segments.is_empty() {
+                self.slots[slot].append(segments);
+                self.collecting[slot] = false;
+            }
+        }
+        if let Some(e) = other.error.take() {
+            self.error.get_or_insert(e);
         }
     }
 
@@ -1118,8 +1138,18 @@ fn append_spill(
 /// before the lock is taken, which then covers only the append to the scratch file (with the
 /// encoding under it, threads of an out-of-core BOARD33 stage waited for this lock 4.5% of
 /// their time).
+///
+/// In memory each thread copies its tasks' keys into collecting segments of its own
+/// ([`Sink::absorb`]), joined to the list's by [`Sink::into_inner`]: the copies (and the
+/// first touches of the segments' new pages) are most of a task's hand-over, and with one
+/// lock for both threads a thread of BOARD33 `browns=11`'s plies waited for the other's
+/// copy 13.6% of its time (off-CPU profile, `docs/benchmarks.md`).
 pub(crate) struct Sink {
     list: Mutex<Frontier>,
+    /// In memory, one collecting list per thread of the pool (by
+    /// [`rayon::current_thread_index`]) and a last one for threads outside it; out of core
+    /// none.
+    collected: Vec<Mutex<Frontier>>,
     spills: bool,
 }
 
@@ -1127,9 +1157,18 @@ impl Sink {
     /// An empty list for a stage of `n` slots.
     pub(crate) fn new(n: usize, space: &Workspace) -> Sink {
         let list = Frontier::new(n, space);
+        let spills = list.is_spilled();
+        let collectors = if spills {
+            0
+        } else {
+            rayon::current_num_threads() + 1
+        };
         Sink {
-            spills: list.is_spilled(),
+            spills,
             list: Mutex::new(list),
+            collected: (0..collectors)
+                .map(|_| Mutex::new(Frontier::new(n, space)))
+                .collect(),
         }
     }
 
@@ -1149,11 +1188,12 @@ impl Sink {
     /// and appended to the scratch file.
     pub(crate) fn absorb(&self, mut out: SlotLists) {
         if !self.spills {
-            // Whether each list ascends, learnt outside the lock while its keys are cached.
-            let ascending: Vec<bool> = out.keys.iter().map(|keys| keys.is_sorted()).collect();
-            let mut list = self.lock();
+            // This thread's own collecting list: no other thread waits for the copy.
+            let last = self.collected.len() - 1;
+            let own = rayon::current_thread_index().map_or(last, |i| i.min(last));
+            let mut list = self.collected[own].lock().expect("collecting list lock");
             for (slot, keys) in out.keys.iter_mut().enumerate() {
-                list.append(slot, keys, ascending[slot]);
+                list.append(slot, keys, keys.is_sorted());
                 keys.clear();
             }
             return;
@@ -1170,9 +1210,13 @@ impl Sink {
         }
     }
 
-    /// The list.
+    /// The list: what was pushed, and the threads' collected keys.
     pub(crate) fn into_inner(self) -> Frontier {
-        self.list.into_inner().expect("frontier lock")
+        let mut list = self.list.into_inner().expect("frontier lock");
+        for collected in self.collected {
+            list.join(collected.into_inner().expect("collecting list lock"));
+        }
+        list
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Frontier> {
@@ -1663,6 +1707,54 @@ mod tests {
         let out = SlotLists::new(3, 3);
         assert!(out.keys.iter().all(|keys| keys.is_empty()));
         assert!(out.keys.iter().any(|keys| keys.capacity() > 0));
+    }
+
+    #[test]
+    fn each_pool_thread_collects_its_own_keys_and_the_list_gets_them_all() {
+        // Tasks on a pool of two threads hand keys over in memory: each thread's go to its own
+        // collecting list (so that no thread waits for the other's copy), a pushed list goes to
+        // the shared one, and the list taken out holds them all.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let (f, by_thread) = pool.install(|| {
+            let sink = Sink::new(2, &Workspace::in_memory());
+            assert_eq!(
+                sink.collected.len(),
+                3,
+                "two threads and one outside the pool"
+            );
+            (0..64u64).into_par_iter().for_each(|task| {
+                let mut out = SlotLists::new(2, 2);
+                for k in 0..1000 {
+                    out.push((k % 2) as usize, task * 1000 + k);
+                }
+                sink.absorb(out);
+            });
+            sink.push(1, vec![u64::MAX]);
+            let by_thread: Vec<u64> = sink
+                .collected
+                .iter()
+                .map(|list| list.lock().unwrap().len())
+                .collect();
+            (sink.into_inner(), by_thread)
+        });
+        assert_eq!(by_thread.iter().sum::<u64>(), 64_000);
+        assert_eq!(by_thread[2], 0, "no task ran outside the pool");
+        let mut f = f;
+        assert_eq!(f.len(), 64_001);
+        f.seal().unwrap();
+        let keys = |slot: usize| -> Vec<u64> {
+            f.chunks(&[slot])
+                .iter()
+                .flat_map(|(_, c)| c.iter())
+                .collect()
+        };
+        assert_eq!(keys(0), (0..64_000).step_by(2).collect::<Vec<_>>());
+        let mut odd: Vec<u64> = (1..64_000).step_by(2).collect();
+        odd.push(u64::MAX);
+        assert_eq!(keys(1), odd);
     }
 
     #[test]
