@@ -10,6 +10,9 @@
 # Start sitting 1 in the first minutes of a session whose machine is fast (the README's main
 # command in about 5 s), with nothing else running, e.g.
 #   setsid docs/bench/board33-run.sh target/release/retro /work/b33 /work/b33-logs &
+# (Anything run beside it from another shell takes a core from it, `nice` or not: the kernel
+# shares the CPU between sessions' autogroups first. Run `echo 19 > /proc/self/autogroup` in
+# that shell first.)
 # A sitting cut (the session's end kills it) is continued by the next sitting with the same
 # arguments: the solve resumes from the job's last checkpoint (at most --checkpoint-minutes of
 # work lost). The sitting that finishes the job runs the checks and appends them to
