@@ -816,8 +816,9 @@ impl SortedKeys<'_> {
                 let mut out = Vec::with_capacity(keys * 2);
                 let before = pieces[..run.start].iter().rev().find(|p| !p.is_empty());
                 match narrowing {
-                    Some(_) => {
-                        let mut last = before.map_or(0, |p| narrow_last(p));
+                    Some(n) => {
+                        let last_key = before.and_then(KeyChunk::last);
+                        let mut last = last_key.map_or(0, |k| u64::from(n.narrow(k)));
                         for piece in &pieces[run] {
                             last = encode_narrow_after(last, piece, &mut out);
                         }
@@ -873,15 +874,6 @@ impl EncodedKeys {
             return Err(crate::gaps::GapError::KeyOverflow);
         }
         Ok(keys)
-    }
-}
-
-/// The last key of a non-empty narrowed piece, narrow.
-fn narrow_last(piece: &KeyChunk) -> u64 {
-    match *piece {
-        KeyChunk::Narrow(keys, _) => keys.last().map_or(0, |&k| u64::from(k)),
-        KeyChunk::Coded { last, .. } => u64::from(last),
-        KeyChunk::Wide(_) => unreachable!("only narrowed pieces are coded narrow"),
     }
 }
 
