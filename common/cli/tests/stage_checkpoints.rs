@@ -196,6 +196,22 @@ fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
         })
         .sum();
     assert!(linked > 0, "no checkpoint linked a list:\n{log}");
+    // The last run's step times: checkpoints were saved after every ply, so they took time,
+    // each step given as `name=wall s/cores/idle core-s`.
+    let steps = log
+        .lines()
+        .rfind(|l| l.contains("stage steps") && l.contains("stage=browns=10 "))
+        .and_then(|l| l.split(" steps=").nth(1))
+        .unwrap_or_else(|| panic!("no step times for browns=10:\n{log}"));
+    assert!(steps.contains("checkpoint="), "{steps}");
+    for step in steps.split_whitespace() {
+        let (_, figures) = step.split_once('=').expect("name=figures");
+        let figures: Vec<&str> = figures.split('/').collect();
+        assert_eq!(figures.len(), 3, "{step}");
+        assert!(figures[0].ends_with('s'), "{step}");
+        let cores: f64 = figures[1].parse().expect("cores");
+        assert!(cores.is_finite() && cores >= 0.0, "{step}");
+    }
     assert_same_results(&reference, &out);
     assert!(
         !out.join("checkpoints").exists(),

@@ -9,7 +9,7 @@
 //! when the slot's work is split between threads).
 
 use crate::atomic::ByteArray;
-use crate::frontier::{Frontier, Sink};
+use crate::frontier::{Frontier, KeyChunk, Sink};
 use crate::game::{BulkPlan, Game, Share, Side, SliceId, Stage};
 use crate::kernel::section_of;
 use crate::meter::SlotClocks;
@@ -17,10 +17,16 @@ use crate::rules::Section;
 use rayon::prelude::*;
 use retro_index::LARGE_BITMAP_WORDS;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Mutex;
 
 /// A slot's bitmaps are OR-ed together, and its claim pass split, in this many pieces per
 /// share (pieces of a few words on small boards, so the tests' boards split as well).
 const PIECES_PER_SHARE: usize = 4;
+
+/// A split slot's run copies are cut into this many shares per thread, taken by the threads as
+/// they free up: the cost model that balances the shares ([`Game::bulk_predecessors`]) is an
+/// estimate.
+const COPY_SHARES_PER_THREAD: usize = 4;
 
 /// The claims of ply `ply` for `side` (the claimed side) in each slot of `plans`, each by its
 /// plan: the frontier of `side.other()` in the slot is marked, its predecessors completed, and
@@ -115,56 +121,109 @@ struct BulkSlot<'a, G> {
 }
 
 impl<G: Game> BulkSlot<'_, G> {
-    /// The bitmap of the frontier's predecessors in the slot (canonical or not): the
-    /// frontier's chunks are marked, a group per share, into the share's own bitmaps, which
-    /// are then OR-ed; each share copies its part of the plan's runs into its own `pre`.
+    /// The bitmap of the frontier's predecessors in the slot (canonical or not).
+    ///
+    /// One share: the frontier's chunks are marked into one pair of bitmaps and the plan's
+    /// runs copied into it, by the calling task. Several: each thread of the pool marks into a
+    /// pair of its own, taking chunks as it frees up, and copies its part of the runs into its
+    /// own `pre`; the pairs are then OR-ed. (Chunks and runs were once dealt out in equal
+    /// shares, one per thread: a thread whose share cost more, or that the machine slowed,
+    /// left the other idle at the end — the bulk claims' 1.88 cores on BOARD33 `browns=13`.)
     fn predecessors(&self, frontier: &Frontier) -> Bitmap {
         let chunks = frontier.chunks(&[section_of(self.slot as u32, self.lost)]);
-        let group = chunks.len().div_ceil(self.shares).max(1);
-        let mut marked: Vec<(Bitmap, Bitmap)> = chunks
-            .par_chunks(group)
-            .map(|chunks| {
-                self.clocks.time(self.slot, || {
-                    let mut members = self.bitmap();
-                    let mut pre = self.bitmap();
-                    let mut buffer = Vec::new();
-                    for (_, chunk) in chunks {
-                        let keys = chunk.keys(&mut buffer);
-                        let game = self.game;
-                        game.mark_frontier(
-                            self.plan,
-                            self.lost,
-                            self.slice,
-                            keys,
-                            members.words_mut(),
-                            pre.words_mut(),
-                        );
-                    }
-                    (members, pre)
-                })
-            })
-            .collect();
+        let game = self.game;
+        let mark = |marks: &mut Marks, keys: &KeyChunk| {
+            let keys = keys.keys(&mut marks.buffer);
+            game.mark_frontier(
+                self.plan,
+                self.lost,
+                self.slice,
+                keys,
+                marks.members.words_mut(),
+                marks.pre.words_mut(),
+            );
+        };
+        if self.shares == 1 {
+            let mut marks = self.marks();
+            self.clocks.time(self.slot, || {
+                for (_, chunk) in &chunks {
+                    mark(&mut marks, chunk);
+                }
+            });
+            frontier.release();
+            let Marks {
+                members, mut pre, ..
+            } = marks;
+            self.clocks.time(self.slot, || {
+                game.bulk_predecessors(
+                    self.plan,
+                    self.lost,
+                    self.slice,
+                    members.words(),
+                    pre.words_mut(),
+                    Share::WHOLE,
+                );
+            });
+            return pre;
+        }
+        // A thread's own pair, found by its index in the pool (a task never yields its thread
+        // while it marks or copies, so the lock is never contended).
+        let per_thread: Vec<Mutex<Option<Marks>>> =
+            (0..self.shares).map(|_| Mutex::new(None)).collect();
+        let own = || {
+            let t = rayon::current_thread_index().unwrap_or(0) % self.shares;
+            per_thread[t].lock().expect("a thread's own bitmaps")
+        };
+        chunks.par_iter().for_each(|(_, chunk)| {
+            let mut marks = own();
+            let marks = marks.get_or_insert_with(|| self.marks());
+            self.clocks.time(self.slot, || mark(marks, chunk));
+        });
         frontier.release();
-        marked.resize_with(self.shares, || (self.bitmap(), self.bitmap()));
-        let (mut members, mut pres): (Vec<_>, Vec<_>) = marked.into_iter().unzip();
+        let mut marked: Vec<Marks> = per_thread
+            .into_iter()
+            .filter_map(|m| m.into_inner().expect("a thread's own bitmaps"))
+            .collect();
+        // Every thread copies runs, marked or not.
+        marked.resize_with(self.shares, || self.marks());
+        let (mut members, pres): (Vec<Bitmap>, Vec<Bitmap>) =
+            marked.into_iter().map(|m| (m.members, m.pre)).unzip();
         let mut all = members.swap_remove(0);
         self.or_into(all.words_mut(), &members);
         drop(members);
-        pres.par_iter_mut().enumerate().for_each(|(index, pre)| {
-            let share = Share {
-                index,
-                of: self.shares,
-            };
+        let per_thread: Vec<Mutex<Bitmap>> = pres.into_iter().map(Mutex::new).collect();
+        let of = self.shares * COPY_SHARES_PER_THREAD;
+        (0..of).into_par_iter().with_max_len(1).for_each(|index| {
+            let t = rayon::current_thread_index().unwrap_or(0) % self.shares;
+            let mut pre = per_thread[t].lock().expect("a thread's own bitmap");
             self.clocks.time(self.slot, || {
-                let game = self.game;
-                let (all, pre) = (all.words(), pre.words_mut());
-                game.bulk_predecessors(self.plan, self.lost, self.slice, all, pre, share);
+                game.bulk_predecessors(
+                    self.plan,
+                    self.lost,
+                    self.slice,
+                    all.words(),
+                    pre.words_mut(),
+                    Share { index, of },
+                );
             });
         });
         drop(all);
+        let mut pres: Vec<Bitmap> = per_thread
+            .into_iter()
+            .map(|m| m.into_inner().expect("a thread's own bitmap"))
+            .collect();
         let mut pre = pres.swap_remove(0);
         self.or_into(pre.words_mut(), &pres);
         pre
+    }
+
+    /// A zeroed pair of bitmaps for marking, and a buffer for widening keys.
+    fn marks(&self) -> Marks {
+        Marks {
+            members: self.bitmap(),
+            pre: self.bitmap(),
+            buffer: Vec::new(),
+        }
     }
 
     /// A zeroed bitmap over the slot.
@@ -243,6 +302,14 @@ impl<G: Game> BulkSlot<'_, G> {
         });
         found
     }
+}
+
+/// What one thread marks a frontier into: the frontier's members, their low un-moves (the
+/// start of the predecessors), and a buffer for widening narrowed keys.
+struct Marks {
+    members: Bitmap,
+    pre: Bitmap,
+    buffer: Vec<u64>,
 }
 
 /// A bitmap over a slot's slots, owned by one task at a time.

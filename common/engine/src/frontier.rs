@@ -225,15 +225,16 @@ impl<'a> KeyChunk<'a> {
         }
     }
 
-    /// The narrow keys of a [`KeyChunk::Coded`] or [`KeyChunk::Narrow`] piece appended to
-    /// `out` (nothing for a wide one).
-    fn extend_narrow(&self, out: &mut Vec<u32>) {
+    /// The narrow keys of a [`KeyChunk::Coded`] or [`KeyChunk::Narrow`] piece written to
+    /// `out`, which holds exactly as many (nothing for a wide one).
+    fn write_narrow(&self, out: &mut [u32]) {
         match *self {
             KeyChunk::Wide(_) => {}
-            KeyChunk::Narrow(keys, _) => out.extend_from_slice(keys),
-            KeyChunk::Coded { bytes, len, .. } => {
-                out.reserve(len as usize);
-                out.extend(Gaps::new(bytes).map(|k| k as u32));
+            KeyChunk::Narrow(keys, _) => out.copy_from_slice(keys),
+            KeyChunk::Coded { bytes, .. } => {
+                for (o, key) in out.iter_mut().zip(Gaps::new(bytes)) {
+                    *o = key as u32;
+                }
             }
         }
     }
@@ -640,6 +641,31 @@ pub(crate) enum GroupKeys {
     Wide(Vec<u64>),
 }
 
+/// The keys of `chunks` in their order, each chunk written by `write` into its own part of
+/// the result, the chunks in parallel.
+fn gather<T: Copy + Default + Send>(
+    chunks: &[&KeyChunk],
+    write: impl Fn(&KeyChunk, &mut [T]) + Sync,
+) -> Vec<T> {
+    let mut keys = vec![T::default(); chunks.iter().map(|c| c.len()).sum()];
+    let mut rest = &mut keys[..];
+    let mut parts = Vec::with_capacity(chunks.len());
+    for &chunk in chunks {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(chunk.len());
+        parts.push((chunk, part));
+        rest = tail;
+    }
+    parts
+        .into_par_iter()
+        .with_min_len(GATHER_CHUNKS)
+        .for_each(|(chunk, part)| write(chunk, part));
+    keys
+}
+
+/// Chunks a task of [`gather`] copies at least (a chunk is `CHUNK` keys at most: a task below
+/// this would cost rayon more than its copy).
+const GATHER_CHUNKS: usize = 8;
+
 impl GroupKeys {
     /// The keys of `group`, gathered for sorting.
     ///
@@ -652,19 +678,21 @@ impl GroupKeys {
     }
 
     /// [`GroupKeys::of`] for chunks without their slots.
+    ///
+    /// The chunks are copied (and decoded) in parallel, each into its own part of the keys: a
+    /// group is prepared while the one before is expanded, and where that expansion is cheap
+    /// (a ply's scheduled exits) one thread decoding the next group alone held the other up.
     fn of_chunks(mut chunks: Vec<&KeyChunk>) -> GroupKeys {
         chunks.sort_by_key(|c| c.first());
         let narrowing = chunks.first().and_then(|c| c.narrowing());
         let same = |c: &KeyChunk| narrowing.is_some() && c.narrowing() == narrowing;
         match narrowing.filter(|_| chunks.iter().all(|c| same(c))) {
-            Some(n) => {
-                let mut keys = Vec::with_capacity(chunks.iter().map(|c| c.len()).sum());
-                for chunk in &chunks {
-                    chunk.extend_narrow(&mut keys);
+            Some(n) => GroupKeys::Narrow(gather(&chunks, |c, out| c.write_narrow(out)), n),
+            None => GroupKeys::Wide(gather(&chunks, |chunk, out| {
+                for (o, key) in out.iter_mut().zip(chunk.iter()) {
+                    *o = key;
                 }
-                GroupKeys::Narrow(keys, n)
-            }
-            None => GroupKeys::Wide(chunks.iter().flat_map(|c| c.iter()).collect()),
+            })),
         }
     }
 
@@ -678,18 +706,20 @@ impl GroupKeys {
 
     /// Sorts the keys in runs of `run` keys, the runs in parallel (one sort of the whole when
     /// `run` is at least their number).
+    /// (A run already in order is left as it is: checked by the run's own task, not by one
+    /// thread over the whole group first.)
     pub(crate) fn sort_runs(&mut self, run: usize) {
         match self {
-            GroupKeys::Narrow(keys, _) => {
-                if !keys.is_sorted() {
-                    keys.par_chunks_mut(run).for_each(radsort::sort);
+            GroupKeys::Narrow(keys, _) => keys.par_chunks_mut(run).for_each(|run| {
+                if !run.is_sorted() {
+                    radsort::sort(run);
                 }
-            }
-            GroupKeys::Wide(keys) => {
-                if !keys.is_sorted() {
-                    keys.par_chunks_mut(run).for_each(sort_for_locality);
+            }),
+            GroupKeys::Wide(keys) => keys.par_chunks_mut(run).for_each(|run| {
+                if !run.is_sorted() {
+                    sort_for_locality(run);
                 }
-            }
+            }),
         }
     }
 

@@ -38,6 +38,7 @@ use crate::rules::{
     any_move, apply, count_moves, finish_section, for_each_target_of, overflow_table, slots_of,
     OverflowCounter, Section, Seeds, SideRoles, Sweep, OVERFLOW,
 };
+use crate::steps::{Step, StepClock, StepTimes};
 use crate::value::Value;
 use crate::value_log::ValueLog;
 use crate::workspace::{
@@ -133,6 +134,9 @@ pub struct StageTimes {
     pub value_log_keys: u64,
     /// On compact arrays: building the value tables from the log at the end.
     pub build: std::time::Duration,
+    /// Each step's wall and CPU time: where the threads idled (this run's steps only; a
+    /// restored checkpoint's earlier work is not in them).
+    pub steps: StepTimes,
 }
 
 impl StageTimes {
@@ -147,6 +151,7 @@ impl StageTimes {
         self.value_log_bytes = self.value_log_bytes.max(other.value_log_bytes);
         self.value_log_keys = self.value_log_keys.max(other.value_log_keys);
         self.build += other.build;
+        self.steps.add(&other.steps);
         if self.slices.len() < other.slices.len() {
             self.slices.resize(other.slices.len(), SliceCost::default());
         }
@@ -519,6 +524,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
     sink: Option<SliceSink>,
 ) -> Result<(Vec<SolvedSlice>, StageTimes), KernelError> {
     let clock = Instant::now();
+    let mut lap = StepClock::start();
     let roles = SideRoles::of(game);
     let push = game.has_unmoves();
     let layout = Layout::of(game, space);
@@ -539,6 +545,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
     };
     let (mut arrays, file_bytes, resident_limit) =
         StageArrays::allocate(&lens, layout, space).map_err(scratch_error)?;
+    lap.lap(&mut times.steps, Step::Paging);
     let shape = StageShape {
         name: stage.name.clone(),
         lens: lens.clone(),
@@ -590,6 +597,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
         }
         None => None,
     };
+    lap.lap(&mut times.steps, Step::Checkpoint);
     let ply_batches = space.ply_batches(&file_bytes);
     let mut residency = Residency::new(resident_limit, file_bytes);
     let mut after_batch = |touched: &[bool]| {
@@ -721,6 +729,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 }
                 open[s as usize] = open[s as usize].map(|o| o + canonical);
             }
+            lap.lap(&mut times.steps, Step::Sweep);
             let mut touched = vec![false; n];
             for &s in batch {
                 touched[s] = true;
@@ -729,6 +738,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             finals.release();
             input_failure(stage, finals.failure())?;
             batch_start.charge(&mut times.slices, batch, &lens);
+            lap.lap(&mut times.steps, Step::Paging);
         }
         let mut frontier = lost.into_inner();
         if let Some(log) = &mut log {
@@ -736,6 +746,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             log.record(Value::LOST_NOW.0, &frontier)
                 .map_err(scratch_error)?;
         }
+        lap.lap(&mut times.steps, Step::ValueLog);
         let exits: Vec<Frontier> = scheduled.into_iter().map(Sink::into_inner).collect();
         close(&mut open, &frontier);
 
@@ -744,6 +755,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             .map(|found| overflow_table(found.into_inner().expect("overflow lock")))
             .collect();
         times.init = clock.elapsed();
+        lap.lap(&mut times.steps, Step::Sweep);
         if let Some(keeper) = keeper {
             keeper.swept(times.init);
         }
@@ -824,6 +836,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
         };
         frontier.seal_sorting(pushes).map_err(scratch_error)?;
         let sink = Sink::new(lists, space);
+        lap.lap(&mut times.steps, Step::Seal);
         let work_clock = Instant::now();
         for batch in &ply_batches {
             let batch_start = BatchStart::now();
@@ -887,6 +900,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 sink.absorb(out);
                 touched
             });
+            lap.lap(&mut times.steps, Step::Pushes);
             let from_exits = expand(
                 &exit_list,
                 batch,
@@ -908,6 +922,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                     touched
                 },
             );
+            lap.lap(&mut times.steps, Step::Exits);
             let mut touched = touched_union(pushed, from_exits);
             for side in Side::BOTH {
                 let plans: Vec<(usize, BulkPlan)> = batch
@@ -921,6 +936,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                     touched = touched_union(touched, bulked);
                 }
             }
+            lap.lap(&mut times.steps, Step::BulkClaims);
             // On compact arrays, which hold no values, the positions that got the value `ply`
             // are the frontier's: marked in bitmaps for the slots a pull may reach.
             let resolved = if compact {
@@ -928,6 +944,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             } else {
                 Vec::new()
             };
+            lap.lap(&mut times.steps, Step::Bitmaps);
             // Whether the position at `ti` of slice `to`, with `side` to move, got the value
             // `ply`.
             let has_ply_value = |side: Side, out: &mut SlotLists, to: SliceId, ti: u64| {
@@ -1016,14 +1033,17 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 };
                 touched = touched_union(touched, pulled);
             }
+            lap.lap(&mut times.steps, Step::Pulls);
             frontier.release();
             exit_list.release();
             after_batch(&touched);
             batch_start.charge(&mut times.slices, batch, &lens);
+            lap.lap(&mut times.steps, Step::Paging);
         }
         let work = work_clock.elapsed();
         let expanded = frontier.len() + exit_list.len();
         frontier = sink.into_inner();
+        lap.lap(&mut times.steps, Step::Paging);
         let log_clock = Instant::now();
         if let Some(log) = &mut log {
             frontier.seal().map_err(scratch_error)?;
@@ -1031,6 +1051,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 .map_err(scratch_error)?;
         }
         let logging = log_clock.elapsed();
+        lap.lap(&mut times.steps, Step::ValueLog);
         let scheduled: u64 = exits[ply as usize + 1..].iter().map(Frontier::len).sum();
         times.peak_list_keys = times
             .peak_list_keys
@@ -1048,6 +1069,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             work,
             logging,
         });
+        lap.lap(&mut times.steps, Step::Paging);
         ply += 1;
         if let Some(keeper) = keeper.filter(|k| k.due()) {
             frontier.seal().map_err(scratch_error)?;
@@ -1097,6 +1119,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                 release_list: &release_list,
             };
             keeper.save(&snapshot).map_err(checkpoint_error)?;
+            lap.lap(&mut times.steps, Step::Checkpoint);
         }
     }
 
@@ -1119,6 +1142,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
         after_batch(&touched);
         batch_start.charge(&mut times.slices, batch, &lens);
     }
+    lap.lap(&mut times.steps, Step::Draws);
     let solved = match &log {
         None => {
             drop((values, final_bits));
@@ -1167,6 +1191,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
             solved
         }
     };
+    lap.lap(&mut times.steps, Step::Build);
     for (s, cost) in times.slices.iter_mut().enumerate() {
         cost.cpu = clocks.total(s);
     }

@@ -30,6 +30,7 @@ pub mod meter;
 pub mod recurrence;
 mod rules;
 pub mod spare_maps;
+pub mod steps;
 pub mod superstep;
 pub mod value;
 mod value_log;
@@ -42,5 +43,6 @@ pub use kernel::{
     NoFinals, PlyReport, SliceSink, SolvedSlice, StageTimes,
 };
 pub use meter::{DiskIo, SliceCost};
+pub use steps::{Step, StepTimes};
 pub use value::{Outcome, Value};
 pub use workspace::Workspace;
