@@ -129,7 +129,9 @@ pub fn run_task(
     if let Some(keeper) = &keeper {
         keeper.remove();
     }
-    times.compute_ms = (clock.elapsed() - output.encode).as_millis() as u64;
+    // A stage resumed from an earlier attempt's checkpoint reports that attempt's wall too.
+    times.compute_ms =
+        (clock.elapsed() + output.times.earlier_wall - output.encode).as_millis() as u64;
 
     // Shards (written as they were encoded).
     let shards: Vec<pb::ShardDescriptor> = output

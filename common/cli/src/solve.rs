@@ -374,7 +374,8 @@ fn stage_worker(
         })?;
         drop(finals);
         bar.inc(stage_slots - shown);
-        let compute = stage_started.elapsed();
+        // A stage resumed from a checkpoint reports its earlier sittings' wall too.
+        let compute = stage_started.elapsed() + output.times.earlier_wall;
         let times = output.times.clone();
         let records = output.tables;
         let write = output.encode;
@@ -440,6 +441,7 @@ fn stage_worker(
             stage = %stage.name,
             slots = stage_slots,
             compute_ms = compute.as_millis() as u64,
+            earlier_sittings_ms = times.earlier_wall.as_millis() as u64,
             inputs_ms = inputs_read.as_millis() as u64,
             // Blocks of the inputs decompressed (each is 16 Ki values), for a stage that reads
             // them from their tables: how well its bounded cache served.

@@ -177,6 +177,21 @@ fn stages_killed_mid_way_resume_from_their_checkpoints_to_identical_tables() {
         resumes >= 3,
         "{resumes} resumes from checkpoints in the log:\n{log}"
     );
+    // The stage resumed last reports the wall of the sittings before it, up to the
+    // checkpoint it resumed from, inside its compute time.
+    let finished = log
+        .lines()
+        .rfind(|l| l.contains("stage finished") && l.contains("stage=browns=10 "))
+        .unwrap_or_else(|| panic!("browns=10 did not finish:\n{log}"));
+    let field = |name: &str| -> u64 {
+        let value = finished.split(&format!(" {name}=")).nth(1).unwrap_or("");
+        let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+        digits
+            .parse()
+            .unwrap_or_else(|_| panic!("no {name} in {finished}"))
+    };
+    let (earlier, compute) = (field("earlier_sittings_ms"), field("compute_ms"));
+    assert!(earlier > 0 && compute > earlier, "{finished}");
     assert!(
         log.contains("array layout: not used"),
         "a checkpoint of value bytes offered to compact arrays is set aside:\n{log}"

@@ -103,6 +103,10 @@ pub struct CarriedTimes {
     pub count_plies: Duration,
     /// The most keys held in lists at once so far ([`crate::StageTimes::peak_list_keys`]).
     pub peak_list_keys: u64,
+    /// The stage's wall time from its start to the checkpoint, over every sitting that led
+    /// to it: what a resumed stage adds to its own sitting's wall to report the whole stage
+    /// ([`crate::StageTimes::earlier_wall`]).
+    pub wall: Duration,
 }
 
 /// The kernel's state after a ply, borrowed from the kernel while it is saved.

@@ -137,6 +137,11 @@ pub struct StageTimes {
     /// Each step's wall and CPU time: where the threads idled (this run's steps only; a
     /// restored checkpoint's earlier work is not in them).
     pub steps: StepTimes,
+    /// On a stage resumed from a checkpoint: the wall time of the sittings before, from the
+    /// stage's start to the checkpoint (work done after it and lost is not counted); zero on
+    /// a stage begun afresh. A caller timing the stage adds it to its own clock, or a stage
+    /// cut once would report only its last sitting.
+    pub earlier_wall: std::time::Duration,
 }
 
 impl StageTimes {
@@ -151,6 +156,7 @@ impl StageTimes {
         self.value_log_bytes = self.value_log_bytes.max(other.value_log_bytes);
         self.value_log_keys = self.value_log_keys.max(other.value_log_keys);
         self.build += other.build;
+        self.earlier_wall += other.earlier_wall;
         self.steps.add(&other.steps);
         if self.slices.len() < other.slices.len() {
             self.slices.resize(other.slices.len(), SliceCost::default());
@@ -668,6 +674,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
         times.claim_plies = state.times.claim_plies;
         times.count_plies = state.times.count_plies;
         times.peak_list_keys = state.times.peak_list_keys;
+        times.earlier_wall = state.times.wall;
         (state.frontier, state.exits, state.overflow, open, state.ply)
     } else {
         // Positions lost at once (the frontier of ply 1), and scheduled exits by ply. During
@@ -1090,6 +1097,7 @@ pub fn solve_stage_into<G: Game, F: FinalValues>(
                     claim_plies: times.claim_plies,
                     count_plies: times.count_plies,
                     peak_list_keys: times.peak_list_keys,
+                    wall: times.earlier_wall + clock.elapsed(),
                 },
                 values: arrays
                     .values

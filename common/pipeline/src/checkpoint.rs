@@ -69,6 +69,10 @@ struct SavedState {
     claim_plies_ms: u64,
     count_plies_ms: u64,
     peak_list_keys: u64,
+    /// The stage's wall time up to this checkpoint, over all its sittings ([`CarriedTimes::wall`];
+    /// absent in checkpoints written before it was recorded: 0).
+    #[serde(default)]
+    wall_ms: u64,
     /// `lists[i]`: which list `list-<i>.table` holds.
     lists: Vec<SavedList>,
     /// Whether the stage runs on compact arrays (absent in checkpoints written before they
@@ -389,6 +393,7 @@ impl StageCheckpoints {
             claim_plies_ms: snapshot.times.claim_plies.as_millis() as u64,
             count_plies_ms: snapshot.times.count_plies.as_millis() as u64,
             peak_list_keys: snapshot.times.peak_list_keys,
+            wall_ms: snapshot.times.wall.as_millis() as u64,
             lists,
             compact: snapshot.shape.compact,
             logs,
@@ -455,6 +460,7 @@ impl StageCheckpoints {
                 claim_plies: Duration::from_millis(state.claim_plies_ms),
                 count_plies: Duration::from_millis(state.count_plies_ms),
                 peak_list_keys: state.peak_list_keys,
+                wall: Duration::from_millis(state.wall_ms),
             },
             overflow,
         }))
@@ -725,7 +731,11 @@ mod tests {
             shape: &shape,
             ply,
             open: [1, 1],
-            times: CarriedTimes::default(),
+            // The stage's wall so far: a second per ply, read back by `restore_lists`.
+            times: CarriedTimes {
+                wall: Duration::from_secs(ply.into()),
+                ..CarriedTimes::default()
+            },
             values: vec![[&values[..], &values[..]]],
             finals: vec![[&finals[..], &finals[..]]],
             overflow: vec![Vec::new(), Vec::new()],
@@ -764,6 +774,10 @@ mod tests {
         };
         let restored = keeper.restore(&shape, &mut into).unwrap().unwrap();
         assert_eq!(values, [[7u8; 10]; 2]);
+        assert_eq!(
+            restored.times.wall,
+            Duration::from_secs(restored.ply.into())
+        );
         let current: Current = checked_json::load(&keeper.dir.join("CURRENT"), "current", "x")
             .unwrap()
             .unwrap();
