@@ -141,7 +141,7 @@ pub struct StageTimes {
     /// stage's start to the checkpoint (work done after it and lost is not counted); zero on
     /// a stage begun afresh. A caller timing the stage adds it to its own clock, or a stage
     /// cut once would report only its last sitting.
-    pub earlier_wall: std::time::Duration,
+    pub earlier_wall: Duration,
 }
 
 impl StageTimes {
