@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # One stage of a paired benchmark: a copy of a solved job directory grown by one brown count.
-#   [KEEP=DIR] [SAMPLES=FILE] grow-stage.sh BIN GAME FROM_DIR K [solve flags...]
+#   [KEEP=DIR | IN_PLACE=1] [SAMPLES=FILE] grow-stage.sh BIN GAME FROM_DIR K [solve flags...]
 # e.g. grow-stage.sh ./retro musashi33 /work/b33k9 10   (FROM_DIR solved up to K-1 browns)
 # Prints one line: build, wall s, peak RSS KiB, CPU share, the stage's log fields, the md5
 # of the stage's tables (compare builds byte for byte) and, for musashi33, whether the stage's
 # row of the solve's counts.csv equals docs/board33-counts.csv's. Run builds alternately for
 # pairs (docs/bench/pair-stage.sh). KEEP: grow the copy there and keep it (the next stage's
-# FROM_DIR); SAMPLES: write sample-process.sh's lines (RSS, filesystem use, CPU ticks) there.
+# FROM_DIR); IN_PLACE=1: grow FROM_DIR itself, no copy (when the disk cannot hold a second copy
+# of the inputs beside the stage's scratch); SAMPLES: write sample-process.sh's lines (RSS,
+# filesystem use, CPU ticks) there.
 set -u
 BIN=$1; GAME=$2; FROM=$3; K=$4; shift 4
 here=$(cd "$(dirname "$0")" && pwd)
-if [ -n "${KEEP:-}" ]; then
-  out=$KEEP; d=""; rm -rf "$out"
+if [ -n "${IN_PLACE:-}" ]; then
+  out=${FROM%/}; d=""
+elif [ -n "${KEEP:-}" ]; then
+  out=$KEEP; d=""; rm -rf "$out"; cp -r "$FROM" "$out"
 else
-  d=$(mktemp -d "${TMPDIR:-/tmp}/grow-stage.XXXX"); out=$d/out
+  d=$(mktemp -d "${TMPDIR:-/tmp}/grow-stage.XXXX"); out=$d/out; cp -r "$FROM" "$out"
 fi
-cp -r "$FROM" "$out"
 flags=""; "$BIN" solve --help | grep -q no-checkpoints && flags="--no-checkpoints"
 /usr/bin/time -f "%e %M %P" -o "$out.time" "$BIN" solve --game "$GAME" --in-process --threads 2 \
     --max-browns "$K" $flags "$@" --out "$out" > "$out.log" 2>&1 &
