@@ -38,4 +38,4 @@ if [ "$GAME" = musashi33 ]; then
 fi
 echo "$(basename "$BIN") $(cat "$out.time")$line$build md5=$md5$counts"
 rm -f "$out.time" "$out.log"
-[ -n "$d" ] && rm -rf "$d"
+if [ -n "$d" ]; then rm -rf "$d"; fi
