@@ -8,7 +8,7 @@
 # for disk peaks and CPU. Positions per CPU-second: the stage's slots / (wall s x CPU share).
 # IN_PLACE=1 (KEEP ignored, may be -): NEW first, from a temporary copy beside FROM, then OLD
 # grows FROM itself — for a stage whose old-build scratch leaves no room for a second copy of
-# the inputs (BOARD33 stage 15: the issue's build's inputs 7.3 GB, its scratch ≈ 67 GB).
+# the inputs (BOARD33 stage 15: the issue's build's inputs ≈ 7.8 GB, its scratch ≈ 67 GB).
 set -u
 K=$1; FROM=$2; KEEP=$3; OUT=$4; OLD=$5; NEW=$6
 here=$(cd "$(dirname "$0")" && pwd)
